@@ -1,0 +1,52 @@
+import type { Database } from './db/database.js';
+import type { Services } from './services.js';
+import type { ApiTokenView } from './modules/tokens/schemas.js';
+import type { NewPlatform, Platform } from './modules/platform/service.js';
+
+export interface PlatformCredentials {
+  platform: Platform;
+  token: ApiTokenView;
+}
+
+/** Creates a platform and its first API token (all permissions) in one transaction. */
+export async function createPlatformWithToken(
+  services: Services,
+  input: NewPlatform,
+  database: Database,
+  preset?: { clientId: string; clientSecret: string },
+): Promise<PlatformCredentials> {
+  return database.db.transaction().execute(async (trx) => {
+    const platform = await services.platforms.create(input, trx);
+    const token = await services.tokens.issue(trx, platform, { name: `${input.name} default token`, permissions: ['VIEW', 'TRANSACT', 'MANAGE'] }, preset);
+    return { platform, token };
+  });
+}
+
+export type SandboxBootstrap =
+  | { kind: 'created'; credentials: PlatformCredentials }
+  | { kind: 'configured'; platformId: string; clientId: string }
+  | { kind: 'existing'; platforms: Platform[] };
+
+/**
+ * Start-up's platform check. With SERVICE_SANDBOX_TOKEN_ID/SECRET set, a sandbox platform
+ * authenticated by exactly those credentials exists afterwards (created once, secret realigned if
+ * it changed). Without them, a first start creates a sandbox platform with fresh credentials.
+ */
+export async function ensureSandboxPlatform(
+  services: Services,
+  database: Database,
+  env: { tokenId?: string; clientSecret?: string },
+): Promise<SandboxBootstrap> {
+  if (env.tokenId && env.clientSecret) {
+    const platformId = await services.tokens.ensureSecret(env.tokenId, env.clientSecret);
+    if (platformId) return { kind: 'configured', platformId, clientId: env.tokenId };
+    const credentials = await createPlatformWithToken(services, { name: 'Sandbox', mode: 'SANDBOX' }, database, {
+      clientId: env.tokenId,
+      clientSecret: env.clientSecret,
+    });
+    return { kind: 'created', credentials };
+  }
+  const platforms = await services.platforms.list();
+  if (platforms.length > 0) return { kind: 'existing', platforms };
+  return { kind: 'created', credentials: await createPlatformWithToken(services, { name: 'Sandbox', mode: 'SANDBOX' }, database) };
+}

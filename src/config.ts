@@ -1,0 +1,115 @@
+/**
+ * Environment → typed, validated configuration. Every variable is checked at start; a bad value
+ * throws a ConfigError naming the variable so `corridor start` can exit non-zero with a clear line.
+ */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export interface Config {
+  port: number;
+  host: string;
+  /** PostgreSQL connection string; undefined means the embedded PGlite database. */
+  databaseUrl?: string;
+  /** Directory for the PGlite data and uploaded files; `memory` keeps PGlite in memory. */
+  dataDir: string;
+  logLevel: LogLevel;
+  /** Both set: start-up ensures a sandbox platform authenticated by exactly these credentials. */
+  sandboxTokenId?: string;
+  sandboxClientSecret?: string;
+  /** Public base URL used in links Corridor hands out (defaults to http://HOST:PORT). */
+  publicUrl: string;
+  /** Maximum request body size in bytes. */
+  bodyLimitBytes: number;
+  /** Lifetime of a quote before it expires. */
+  quoteLifetimeSeconds: number;
+  /** Size of the PostgreSQL connection pool. */
+  dbPoolSize: number;
+  /** Whether this process runs the background workers (jobs, webhook delivery). */
+  runWorkers: boolean;
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be an integer, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes'].includes(raw.toLowerCase())) return true;
+  if (['0', 'false', 'no'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'must be a valid URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.join(' or ')}, got ${parsed.protocol}`);
+  }
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  if (!/^[A-Za-z0-9.:\-[\]]+$/.test(host)) throw new ConfigError('HOST', `is not a host name or address: "${host}"`);
+
+  const logLevel = (env.LOG_LEVEL || 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`);
+  }
+
+  const sandboxTokenId = env.SERVICE_SANDBOX_TOKEN_ID || undefined;
+  const sandboxClientSecret = env.SERVICE_SANDBOX_CLIENT_SECRET || undefined;
+  if (Boolean(sandboxTokenId) !== Boolean(sandboxClientSecret)) {
+    const missing = sandboxTokenId ? 'SERVICE_SANDBOX_CLIENT_SECRET' : 'SERVICE_SANDBOX_TOKEN_ID';
+    throw new ConfigError(missing, 'must be set together with the other SERVICE_SANDBOX_* variable');
+  }
+  if (sandboxTokenId && !/^[A-Za-z0-9._~-]{8,128}$/.test(sandboxTokenId)) {
+    throw new ConfigError('SERVICE_SANDBOX_TOKEN_ID', 'must be 8-128 characters of letters, digits, . _ ~ -');
+  }
+  if (sandboxClientSecret && sandboxClientSecret.length < 16) {
+    throw new ConfigError('SERVICE_SANDBOX_CLIENT_SECRET', 'must be at least 16 characters');
+  }
+
+  const dataDir = env.DATA_DIR || './data';
+  const publicUrl = url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+  return {
+    port,
+    host,
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    dataDir,
+    logLevel,
+    sandboxTokenId,
+    sandboxClientSecret,
+    publicUrl: publicUrl.replace(/\/$/, ''),
+    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 64 * 1_048_576),
+    quoteLifetimeSeconds: integer(env, 'QUOTE_LIFETIME_SECONDS', 300, 10, 3600),
+    dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 200),
+    runWorkers: boolean(env, 'RUN_WORKERS', true),
+  };
+}

@@ -1,0 +1,23 @@
+import type { Trx } from '../db/database.js';
+import type { ClockSubject } from './clock.js';
+
+/** The tenant a request or job acts for, as services see it. */
+export interface PlatformRef extends ClockSubject {
+  id: string;
+  mode: 'SANDBOX' | 'PRODUCTION';
+}
+
+/** Runs work in one database transaction. */
+export type TxRunner = <T>(work: (trx: Trx) => Promise<T>) => Promise<T>;
+
+/**
+ * What a service call needs beyond its input: the tenant, and the transaction runner. When the
+ * request carries an Idempotency-Key, `tx` also stores the response inside the same transaction,
+ * so the work and its idempotency record commit (or vanish) together.
+ */
+export interface ServiceContext<P extends PlatformRef = PlatformRef> {
+  platform: P;
+  tx: TxRunner;
+  /** Set when an agent (Bearer token) initiated the call. */
+  agentId?: string;
+}

@@ -1,0 +1,81 @@
+import type { Executor } from '../db/database.js';
+import type { Clock, ClockSubject } from './clock.js';
+import { newId } from './ids.js';
+
+declare module '../db/schema.js' {
+  interface DB {
+    events: {
+      id: string;
+      platform_id: string;
+      type: string;
+      data: unknown;
+      created_at: Date;
+      delivery_state: import('kysely').Generated<'PENDING' | 'DELIVERED' | 'FAILED' | 'SKIPPED'>;
+      attempts: import('kysely').Generated<number>;
+      next_attempt_at: import('kysely').Generated<Date>;
+      last_error: string | null;
+      delivered_at: Date | null;
+    };
+  }
+}
+
+/** Event types, named as the reference's webhook types (OBJECT.EVENT). */
+export type EventType =
+  | 'OUTGOING_PAYMENT.PENDING'
+  | 'OUTGOING_PAYMENT.PROCESSING'
+  | 'OUTGOING_PAYMENT.COMPLETED'
+  | 'OUTGOING_PAYMENT.FAILED'
+  | 'OUTGOING_PAYMENT.EXPIRED'
+  | 'OUTGOING_PAYMENT.REFUND_PENDING'
+  | 'OUTGOING_PAYMENT.REFUND_COMPLETED'
+  | 'OUTGOING_PAYMENT.REFUND_FAILED'
+  | 'INCOMING_PAYMENT.PENDING'
+  | 'INCOMING_PAYMENT.COMPLETED'
+  | 'INCOMING_PAYMENT.FAILED'
+  | 'CUSTOMER.KYC_APPROVED'
+  | 'CUSTOMER.KYC_REJECTED'
+  | 'CUSTOMER.KYC_PENDING'
+  | 'CUSTOMER.KYB_APPROVED'
+  | 'CUSTOMER.KYB_REJECTED'
+  | 'CUSTOMER.KYB_PENDING'
+  | 'VERIFICATION.APPROVED'
+  | 'VERIFICATION.REJECTED'
+  | 'VERIFICATION.RESOLVE_ERRORS'
+  | 'VERIFICATION.IN_PROGRESS'
+  | 'VERIFICATION.PENDING_MANUAL_REVIEW'
+  | 'VERIFICATION.READY_FOR_VERIFICATION'
+  | 'INTERNAL_ACCOUNT.BALANCE_UPDATED'
+  | 'INVITATION.CLAIMED'
+  | 'BULK_UPLOAD.COMPLETED'
+  | 'BULK_UPLOAD.FAILED'
+  | 'AGENT_ACTION.PENDING_APPROVAL'
+  | 'TEST';
+
+export interface EventOwner extends ClockSubject {
+  id: string;
+}
+
+export interface NewEvent {
+  type: EventType;
+  data: unknown;
+}
+
+/**
+ * Writes events to the outbox in the caller's transaction: an event exists exactly when the
+ * state change it reports committed. Delivery happens later, from the outbox.
+ */
+export async function emitEvents(ex: Executor, platform: EventOwner, events: NewEvent[], clock: Clock): Promise<string[]> {
+  if (events.length === 0) return [];
+  const createdAt = clock.now(platform);
+  const rows = events.map((event) => ({
+    id: newId('Webhook'),
+    platform_id: platform.id,
+    type: event.type,
+    data: JSON.stringify(event.data),
+    created_at: createdAt,
+    last_error: null,
+    delivered_at: null,
+  }));
+  await ex.insertInto('events').values(rows).execute();
+  return rows.map((r) => r.id);
+}

@@ -1,0 +1,52 @@
+import { randomBytes } from 'node:crypto';
+
+let lastMs = 0;
+let sequence = 0;
+
+/**
+ * RFC 9562 UUIDv7. Ids made in the same millisecond by this process stay ordered: a 12-bit
+ * counter fills rand_a, so keyset pagination on (created_at, id) is stable for bulk inserts.
+ */
+export function uuidv7(nowMs: number = Date.now()): string {
+  if (nowMs > lastMs) {
+    lastMs = nowMs;
+    sequence = randomBytes(1)[0]; // start low so a burst rarely overflows
+  } else {
+    sequence++;
+    if (sequence > 0xfff) {
+      lastMs++;
+      sequence = 0;
+    }
+  }
+  const ms = lastMs;
+  const bytes = randomBytes(16);
+  bytes[0] = Math.floor(ms / 2 ** 40) & 0xff;
+  bytes[1] = Math.floor(ms / 2 ** 32) & 0xff;
+  bytes[2] = (ms >>> 24) & 0xff;
+  bytes[3] = (ms >>> 16) & 0xff;
+  bytes[4] = (ms >>> 8) & 0xff;
+  bytes[5] = ms & 0xff;
+  bytes[6] = 0x70 | ((sequence >>> 8) & 0x0f);
+  bytes[7] = sequence & 0xff;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** Object identifiers are `<Type>:<uuidv7>`, e.g. `Customer:0193…`. */
+export function newId(type: string): string {
+  return `${type}:${uuidv7()}`;
+}
+
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const idPatterns = new Map<string, RegExp>();
+
+/** True when `value` is a well-formed id of the given type. */
+export function isIdOf(type: string, value: string): boolean {
+  let re = idPatterns.get(type);
+  if (!re) {
+    re = new RegExp(`^${type}:${UUID}$`, 'i');
+    idPatterns.set(type, re);
+  }
+  return re.test(value);
+}

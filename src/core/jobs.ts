@@ -1,0 +1,214 @@
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import type { Database, Executor } from '../db/database.js';
+import { toRealTime, type Clock, type ClockSubject } from './clock.js';
+
+declare module '../db/schema.js' {
+  interface DB {
+    jobs: {
+      id: import('kysely').Generated<number>;
+      platform_id: string | null;
+      kind: string;
+      payload: unknown;
+      due_at: Date;
+      attempts: import('kysely').Generated<number>;
+      max_attempts: import('kysely').Generated<number>;
+      locked_until: Date | null;
+      last_error: string | null;
+      dead_at: Date | null;
+      created_at: import('kysely').Generated<Date>;
+    };
+  }
+}
+
+export interface JobSpec {
+  kind: string;
+  payload?: Record<string, unknown>;
+  /** When the job is due, in the platform's clock. Default: now. */
+  runAt?: Date;
+  maxAttempts?: number;
+}
+
+export interface ClaimedJob {
+  id: number;
+  platformId: string | null;
+  kind: string;
+  payload: Record<string, unknown>;
+  attempts: number;
+  maxAttempts: number;
+}
+
+export type JobHandler = (job: ClaimedJob) => Promise<void>;
+
+/** A platform (or null for system jobs) as far as scheduling needs it. */
+export interface JobOwner extends ClockSubject {
+  id: string;
+}
+
+/**
+ * Adds jobs in the caller's transaction, so a job exists exactly when the state change that
+ * caused it committed.
+ */
+export async function enqueueJobs(ex: Executor, owner: JobOwner | null, specs: JobSpec[], clock: Clock): Promise<void> {
+  if (specs.length === 0) return;
+  const nowMs = clock.realNowMs();
+  await ex
+    .insertInto('jobs')
+    .values(
+      specs.map((spec) => ({
+        platform_id: owner?.id ?? null,
+        kind: spec.kind,
+        payload: JSON.stringify(spec.payload ?? {}),
+        due_at: spec.runAt ? toRealTime(owner, spec.runAt) : new Date(nowMs),
+        max_attempts: spec.maxAttempts ?? 10,
+        locked_until: null,
+        last_error: null,
+        dead_at: null,
+      })),
+    )
+    .execute();
+}
+
+/** Moves a platform's pending jobs earlier by `ms`, as its test clock moves forward. */
+export async function shiftPlatformJobs(ex: Executor, platformId: string, ms: number): Promise<void> {
+  await ex
+    .updateTable('jobs')
+    .set({ due_at: sql`due_at - ${ms} * interval '1 millisecond'` })
+    .where('platform_id', '=', platformId)
+    .where('dead_at', 'is', null)
+    .execute();
+}
+
+const LEASE_MS = 60_000;
+const MAX_BACKOFF_MS = 30 * 60_000;
+
+export function retryDelayMs(attempt: number): number {
+  return Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.max(0, attempt - 1));
+}
+
+export interface JobRunnerOptions {
+  database: Database;
+  clock: Clock;
+  log: Logger;
+  pollIntervalMs?: number;
+  batchSize?: number;
+}
+
+/**
+ * The durable job runner: claims due jobs with FOR UPDATE SKIP LOCKED under a lease, runs their
+ * handler, deletes them on success and retries with capped exponential backoff on failure.
+ * Handlers must be idempotent: a crash after the work but before the delete runs them again.
+ */
+export class JobRunner {
+  private readonly handlers = new Map<string, JobHandler>();
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private stopped = true;
+  private readonly pollIntervalMs: number;
+  private readonly batchSize: number;
+
+  constructor(private readonly options: JobRunnerOptions) {
+    this.pollIntervalMs = options.pollIntervalMs ?? 250;
+    this.batchSize = options.batchSize ?? 20;
+  }
+
+  register(kind: string, handler: JobHandler): void {
+    if (this.handlers.has(kind)) throw new Error(`job handler ${kind} registered twice`);
+    this.handlers.set(kind, handler);
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.runDue()
+        .catch((error) => this.options.log.error({ err: error }, 'job poll failed'))
+        .then(() => this.schedule(this.pollIntervalMs));
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  /**
+   * Runs every job that is due now (optionally only one platform's), including jobs that
+   * those jobs schedule for a time already reached. Bounded so a self-rescheduling job cannot
+   * spin forever. Returns the number of jobs run.
+   */
+  async runDue(platformId?: string, maxRounds = 50): Promise<number> {
+    let total = 0;
+    for (let round = 0; round < maxRounds; round++) {
+      const jobs = await this.claim(platformId);
+      if (jobs.length === 0) break;
+      await Promise.all(jobs.map((job) => this.execute(job)));
+      total += jobs.length;
+    }
+    return total;
+  }
+
+  private async claim(platformId?: string): Promise<ClaimedJob[]> {
+    const { db } = this.options.database;
+    const nowMs = this.options.clock.realNowMs();
+    const now = new Date(nowMs);
+    const rows = await db
+      .updateTable('jobs')
+      .set({
+        locked_until: new Date(nowMs + LEASE_MS),
+        attempts: sql`attempts + 1`,
+      })
+      .where('id', 'in', (qb) => {
+        let due = qb
+          .selectFrom('jobs')
+          .select('id')
+          .where('due_at', '<=', now)
+          .where('dead_at', 'is', null)
+          .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]));
+        if (platformId) due = due.where('platform_id', '=', platformId);
+        return due.orderBy('due_at').limit(this.batchSize).forUpdate().skipLocked();
+      })
+      .returning(['id', 'platform_id', 'kind', 'payload', 'attempts', 'max_attempts'])
+      .execute();
+    return rows.map((r) => ({
+      id: r.id,
+      platformId: r.platform_id,
+      kind: r.kind,
+      payload: (r.payload ?? {}) as Record<string, unknown>,
+      attempts: r.attempts,
+      maxAttempts: r.max_attempts,
+    }));
+  }
+
+  private async execute(job: ClaimedJob): Promise<void> {
+    const { db } = this.options.database;
+    const handler = this.handlers.get(job.kind);
+    try {
+      if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
+      await handler(job);
+      await db.deleteFrom('jobs').where('id', '=', job.id).execute();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const nowMs = this.options.clock.realNowMs();
+      const dead = job.attempts >= job.maxAttempts;
+      this.options.log[dead ? 'error' : 'warn']({ jobId: job.id, kind: job.kind, attempt: job.attempts, err: error }, 'job failed');
+      await db
+        .updateTable('jobs')
+        .set({
+          locked_until: null,
+          last_error: message.slice(0, 2000),
+          due_at: new Date(nowMs + retryDelayMs(job.attempts)),
+          dead_at: dead ? new Date(nowMs) : null,
+        })
+        .where('id', '=', job.id)
+        .execute();
+    }
+  }
+}

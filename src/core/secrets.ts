@@ -1,0 +1,25 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** A random secret of `bytes` bytes of entropy, hex encoded. */
+export function randomSecret(bytes = 24): string {
+  return randomBytes(bytes).toString('hex');
+}
+
+/**
+ * Salted SHA-256. Secrets Corridor generates carry ≥192 bits of entropy, so a slow KDF adds
+ * nothing against guessing; the salt keeps equal secrets from having equal hashes.
+ */
+export function hashSecret(secret: string, salt: string): string {
+  return createHash('sha256').update(salt).update('\0').update(secret).digest('hex');
+}
+
+/** Constant-time comparison of two hex digests (or any equal-length strings). */
+export function safeEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+export function sha256Hex(value: string | Buffer): string {
+  return createHash('sha256').update(value).digest('hex');
+}

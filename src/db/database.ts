@@ -1,0 +1,111 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
+import pg from 'pg';
+import { PGliteDialect } from './pglite-dialect.js';
+import type { DB } from './schema.js';
+
+export type { DB } from './schema.js';
+/** Anything that can run a query: the database or an open transaction. */
+export type Executor = Kysely<DB> | Transaction<DB>;
+export type Trx = Transaction<DB>;
+
+export interface Database {
+  db: Kysely<DB>;
+  kind: 'postgres' | 'pglite';
+  close(): Promise<void>;
+}
+
+// int8 columns hold amounts capped at 9e15 < 2^53, so JavaScript numbers represent them exactly.
+pg.types.setTypeParser(20, (value) => Number(value));
+
+export interface DatabaseOptions {
+  databaseUrl?: string;
+  dataDir: string;
+  poolSize?: number;
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
+  return openPGlite(options.dataDir);
+}
+
+async function openPostgres(connectionString: string, max: number): Promise<Database> {
+  const pool = new pg.Pool({ connectionString, max });
+  pool.on('error', () => {}); // idle client errors surface on the next query instead
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  await sql`select 1`.execute(db);
+  return { db, kind: 'postgres', close: () => db.destroy() };
+}
+
+async function openPGlite(dataDir: string): Promise<Database> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const location = dataDir === 'memory' ? undefined : `${dataDir.replace(/\/$/, '')}/pglite`;
+  const unlock = location ? lockDataDir(location) : () => {};
+  // JSON values are always passed as already-serialized strings (what node-postgres sends), so
+  // PGlite must not serialize them a second time.
+  const passThrough = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
+  const pglite = new PGlite(location, {
+    parsers: { 20: (value: string) => Number(value) },
+    serializers: { 114: passThrough, 3802: passThrough },
+  });
+  await pglite.waitReady;
+  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
+  return {
+    db,
+    kind: 'pglite',
+    close: async () => {
+      await db.destroy();
+      await pglite.close();
+      unlock();
+    },
+  };
+}
+
+/**
+ * PGlite is one process's database: a second process opening the same directory would corrupt
+ * it. A pid lock file turns that into a clear error instead.
+ */
+function lockDataDir(location: string): () => void {
+  mkdirSync(location, { recursive: true });
+  const lockFile = `${location}.lock`;
+  try {
+    const holder = Number(readFileSync(lockFile, 'utf8'));
+    if (holder && holder !== process.pid && processAlive(holder)) {
+      throw new Error(`the embedded database in ${location} is in use by process ${holder}; stop it first or use DATABASE_URL`);
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  writeFileSync(lockFile, String(process.pid));
+  return () => rmSync(lockFile, { force: true });
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Postgres error fields we map to domain errors (the same on pg and PGlite). */
+export interface PgError {
+  code?: string;
+  constraint?: string;
+}
+
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const e = error as PgError;
+  return e?.code === '23505' && (!constraint || e.constraint === constraint);
+}
+
+export function isCheckViolation(error: unknown, constraint?: string): boolean {
+  const e = error as PgError;
+  return e?.code === '23514' && (!constraint || e.constraint === constraint);
+}
+
+/** Serializes a value for a json/jsonb column (both drivers receive the same string). */
+export function toJson(value: unknown): string {
+  return JSON.stringify(value);
+}

@@ -1,0 +1,103 @@
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { migrationsApplied } from '../db/migrate.js';
+import { accountRoutes } from '../modules/accounts/routes.js';
+import { customerRoutes } from '../modules/customers/routes.js';
+import { discoveryRoutes } from '../modules/discovery/routes.js';
+import { externalAccountRoutes } from '../modules/external-accounts/routes.js';
+import { platformRoutes } from '../modules/platform/routes.js';
+import { rateRoutes } from '../modules/rates/routes.js';
+import { tokenRoutes } from '../modules/tokens/routes.js';
+import type { CoreDeps, Services } from '../services.js';
+import { installAuth } from './auth.js';
+import { ErrorEnvelope } from './common-schemas.js';
+import { installErrorHandling } from './errors.js';
+import { installIdempotency } from './idempotency.js';
+import { installMetrics } from './metrics.js';
+import type { Api } from './types.js';
+import { addSharedSchema, validatorCompiler } from './validation.js';
+
+export const API_VERSION = '2025-10-13';
+export const API_PREFIX = `/${API_VERSION}`;
+
+function registerApi(api: Api, services: Services): void {
+  platformRoutes(api, services.platforms);
+  tokenRoutes(api, services.tokens);
+  customerRoutes(api, services);
+  accountRoutes(api, services);
+  externalAccountRoutes(api, services);
+  discoveryRoutes(api, services);
+  rateRoutes(api, services);
+}
+
+export async function buildHttpApp(deps: CoreDeps, services: Services, options: { logger: Logger | false }): Promise<FastifyInstance> {
+  const { config } = deps;
+  const untyped = Fastify({
+    loggerInstance: (options.logger || undefined) as FastifyBaseLogger | undefined,
+    logger: options.logger ? undefined : false,
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: false,
+    // Per-request lines only at debug: at info they would double the logging cost of every call.
+    logController: new LogController({ disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace' }),
+    return503OnClosing: true,
+    genReqId: () => crypto.randomUUID(),
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const app = untyped as unknown as FastifyInstance;
+  app.setValidatorCompiler(validatorCompiler);
+  const errorSchema = { ...ErrorEnvelope, $id: 'ErrorEnvelope' };
+  app.addSchema(errorSchema);
+  addSharedSchema(errorSchema);
+  installErrorHandling(app);
+  installMetrics(app);
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Corridor — Service API',
+        version: API_VERSION,
+        description: 'Self-hosted implementation of the Service API. All amounts are integers in the smallest unit of their currency.',
+      },
+      servers: [{ url: config.publicUrl }],
+      components: {
+        securitySchemes: {
+          BasicAuth: { type: 'http', scheme: 'basic', description: 'API token `clientId` as user name, `clientSecret` as password.' },
+          AgentAuth: { type: 'http', scheme: 'bearer', description: 'Agent access token from redeeming a device code.' },
+        },
+      },
+      security: [{ BasicAuth: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  let healthy = false;
+  app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
+    try {
+      healthy = healthy || (await migrationsApplied(deps.database.db));
+      if (!healthy) return reply.code(503).send({ status: 'migrating' });
+      await deps.database.db.selectFrom('platforms').select('id').limit(1).execute();
+      return { status: 'ok', database: deps.database.kind };
+    } catch {
+      return reply.code(503).send({ status: 'database unavailable' });
+    }
+  });
+
+  await app.register(
+    async (api) => {
+      installAuth(api, { tokens: services.tokens, platforms: services.platforms });
+      installIdempotency(api, { database: deps.database, clock: deps.clock });
+      registerApi(api as unknown as Api, services);
+    },
+    { prefix: API_PREFIX },
+  );
+
+  return app;
+}

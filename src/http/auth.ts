@@ -1,0 +1,120 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ServiceError } from '../core/errors.js';
+import type { Platform, PlatformService } from '../modules/platform/service.js';
+import type { Permission } from '../modules/tokens/schemas.js';
+import type { TokenService } from '../modules/tokens/service.js';
+
+/** Who is calling: a platform API token, or an agent acting for one customer. */
+export type Principal =
+  | { kind: 'token'; tokenId: string; permissions: Permission[] }
+  | { kind: 'agent'; agentId: string; customerId: string };
+
+export interface AgentAuthenticator {
+  authenticate(accessToken: string): Promise<{ platformId: string; agentId: string; customerId: string } | undefined>;
+}
+
+export type RouteAuth = 'basic' | 'agent' | 'none';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Default `basic` for routes under the API prefix. */
+    auth?: RouteAuth;
+    /** Token permission the route needs; default VIEW for GET, MANAGE otherwise. */
+    permission?: Permission;
+  }
+  interface FastifyRequest {
+    platform: Platform;
+    principal: Principal;
+  }
+}
+
+/** Failed attempts per client address before further attempts are refused for a while. */
+const FAILURE_LIMIT = 20;
+const FAILURE_WINDOW_MS = 60_000;
+
+function grants(held: Permission[], needed: Permission): boolean {
+  if (held.includes(needed)) return true;
+  // Moving money and managing both include seeing.
+  return needed === 'VIEW' && (held.includes('TRANSACT') || held.includes('MANAGE'));
+}
+
+function unauthorized(message: string): ServiceError {
+  return new ServiceError('UNAUTHORIZED', message, { headers: { 'www-authenticate': 'Basic realm="corridor"' } });
+}
+
+export function installAuth(
+  app: FastifyInstance,
+  deps: { tokens: TokenService; platforms: PlatformService; agents?: () => AgentAuthenticator | undefined },
+): void {
+  const failures = new Map<string, { count: number; windowStartMs: number }>();
+
+  function checkNotBlocked(ip: string): void {
+    const entry = failures.get(ip);
+    if (!entry) return;
+    const elapsed = Date.now() - entry.windowStartMs;
+    if (elapsed > FAILURE_WINDOW_MS) {
+      failures.delete(ip);
+      return;
+    }
+    if (entry.count >= FAILURE_LIMIT) {
+      const retryAfter = Math.ceil((FAILURE_WINDOW_MS - elapsed) / 1000);
+      throw new ServiceError('RATE_LIMITED', 'too many failed authentication attempts; wait before retrying', {
+        headers: { 'retry-after': String(retryAfter) },
+      });
+    }
+  }
+
+  function recordFailure(ip: string): void {
+    const entry = failures.get(ip);
+    if (!entry || Date.now() - entry.windowStartMs > FAILURE_WINDOW_MS) {
+      if (failures.size > 50_000) failures.clear();
+      failures.set(ip, { count: 1, windowStartMs: Date.now() });
+    } else entry.count++;
+  }
+
+  async function basic(request: FastifyRequest): Promise<void> {
+    const header = request.headers.authorization;
+    if (!header || !header.toLowerCase().startsWith('basic ')) throw unauthorized('HTTP Basic credentials are required');
+    const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon <= 0) throw unauthorized('malformed Basic credentials');
+    const token = await deps.tokens.authenticate(decoded.slice(0, colon), decoded.slice(colon + 1));
+    if (!token) throw unauthorized('invalid API token id or client secret');
+    const platform = await deps.platforms.get(token.platformId);
+    if (!platform) throw unauthorized('invalid API token id or client secret');
+    request.platform = platform;
+    request.principal = { kind: 'token', tokenId: token.tokenId, permissions: token.permissions };
+    const needed = request.routeOptions.config.permission ?? (request.method === 'GET' ? 'VIEW' : 'MANAGE');
+    if (!grants(token.permissions, needed)) {
+      throw new ServiceError('PERMISSION_DENIED', `this API token lacks the ${needed} permission`);
+    }
+  }
+
+  async function bearer(request: FastifyRequest): Promise<void> {
+    const header = request.headers.authorization;
+    if (!header || !header.toLowerCase().startsWith('bearer ')) {
+      throw new ServiceError('UNAUTHORIZED', 'an agent access token is required (Authorization: Bearer …)');
+    }
+    const authenticator = deps.agents?.();
+    const agent = authenticator ? await authenticator.authenticate(header.slice(7).trim()) : undefined;
+    if (!agent) throw new ServiceError('UNAUTHORIZED', 'invalid or revoked agent access token');
+    const platform = await deps.platforms.get(agent.platformId);
+    if (!platform) throw new ServiceError('UNAUTHORIZED', 'invalid or revoked agent access token');
+    request.platform = platform;
+    request.principal = { kind: 'agent', agentId: agent.agentId, customerId: agent.customerId };
+  }
+
+  app.addHook('onRequest', async (request) => {
+    if (request.is404) return;
+    const mode = request.routeOptions.config.auth ?? 'basic';
+    if (mode === 'none') return;
+    const ip = request.ip;
+    checkNotBlocked(ip);
+    try {
+      await (mode === 'agent' ? bearer(request) : basic(request));
+    } catch (error) {
+      if (error instanceof ServiceError && error.code === 'UNAUTHORIZED') recordFailure(ip);
+      throw error;
+    }
+  });
+}

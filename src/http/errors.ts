@@ -1,0 +1,73 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ERROR_STATUS, ServiceError, type ErrorCode, type FieldError } from '../core/errors.js';
+import { toFieldErrors } from './validation.js';
+
+export interface ErrorBody {
+  status: number;
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+  [extra: string]: unknown;
+}
+
+export function envelope(code: ErrorCode, message: string, details?: Record<string, unknown>): ErrorBody {
+  return { status: ERROR_STATUS[code], code, message, ...(details && { details }) };
+}
+
+function fromFastifyError(error: FastifyError): { body: ErrorBody; expected: boolean } {
+  if (error.validation) {
+    const errors: FieldError[] = toFieldErrors(error.validation as any, error.validationContext);
+    const first = errors[0];
+    const message = first ? `${first.field} ${first.message}` : 'request is invalid';
+    return { body: envelope('INVALID_INPUT', message, { errors }), expected: true };
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { body: envelope('PAYLOAD_TOO_LARGE', 'request body is too large'), expected: true };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { body: envelope('UNSUPPORTED_MEDIA_TYPE', 'send the body as application/json'), expected: true };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { body: envelope('INVALID_INPUT', 'request body is empty but Content-Type is application/json'), expected: true };
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return { body: envelope('INVALID_INPUT', 'request body is not valid JSON'), expected: true };
+  }
+  if (error instanceof SyntaxError || (error as { type?: string }).type === 'entity.parse.failed') {
+    return { body: envelope('INVALID_INPUT', 'request body is not valid JSON'), expected: true };
+  }
+  const status = error.statusCode ?? 500;
+  if (status === 404) return { body: envelope('NOT_FOUND', 'not found'), expected: true };
+  if (status === 405) return { body: envelope('METHOD_NOT_ALLOWED', 'method not allowed'), expected: true };
+  if (status === 413) return { body: envelope('PAYLOAD_TOO_LARGE', 'request body is too large'), expected: true };
+  if (status === 415) return { body: envelope('UNSUPPORTED_MEDIA_TYPE', error.message), expected: true };
+  if (status >= 400 && status < 500) return { body: { ...envelope('INVALID_INPUT', error.message), status }, expected: true };
+  return { body: envelope('INTERNAL_ERROR', 'unexpected error; the details are in the server log'), expected: false };
+}
+
+export function sendError(reply: FastifyReply, error: ServiceError): FastifyReply {
+  if (error.headers) reply.headers(error.headers);
+  return reply.code(error.status).send({
+    status: error.status,
+    code: error.code,
+    message: error.message,
+    ...error.extra,
+    ...(error.details && { details: error.details }),
+  });
+}
+
+/** One place where failures become responses: expected ones logged at info, the rest at error and masked. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof ServiceError) {
+      request.log.info({ code: error.code }, error.message);
+      return sendError(reply, error);
+    }
+    const { body, expected } = fromFastifyError(error);
+    if (expected) request.log.info({ code: body.code }, body.message);
+    else request.log.error({ err: error }, 'unhandled error');
+    return reply.code(body.status).send(body);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send(envelope('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`));
+  });
+}

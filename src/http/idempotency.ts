@@ -1,0 +1,166 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { sql } from 'kysely';
+import type { Clock } from '../core/clock.js';
+import type { ServiceContext } from '../core/context.js';
+import { invalidInput, ServiceError } from '../core/errors.js';
+import { sha256Hex } from '../core/secrets.js';
+import type { Database, Trx } from '../db/database.js';
+import { toJson } from '../db/database.js';
+import type { Json } from '../db/schema.js';
+import type { Platform } from '../modules/platform/service.js';
+
+declare module '../db/schema.js' {
+  interface DB {
+    idempotency_keys: {
+      scope: string;
+      key: string;
+      request_hash: string;
+      status_code: number | null;
+      response: Json<unknown> | null;
+      locked_until: Date | null;
+      created_at: import('kysely').Generated<Date>;
+    };
+  }
+}
+
+interface IdempotencyClaim {
+  scope: string;
+  key: string;
+  /** Set once the response has been stored (inside the work's transaction or after sending). */
+  recorded: boolean;
+  successStatus: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    idempotency?: IdempotencyClaim;
+    /** The service context of this request: tenant, agent and transaction runner. */
+    ctx: ServiceContext<Platform>;
+  }
+}
+
+/** A request that is still running holds its key this long; after a crash the key frees itself. */
+const LEASE_MS = 60_000;
+/** Keys are kept at least this long (ARCHITECTURE: ≥ 24 h). */
+export const IDEMPOTENCY_RETENTION_MS = 48 * 3600_000;
+
+function successStatusOf(request: FastifyRequest): number {
+  const responses = (request.routeOptions.schema?.response ?? {}) as Record<string, unknown>;
+  const codes = Object.keys(responses).map(Number).filter((c) => c >= 200 && c < 300);
+  return codes.length > 0 ? Math.min(...codes) : 200;
+}
+
+function requestHash(request: FastifyRequest): string {
+  const path = request.url.split('?')[0];
+  return sha256Hex(`${request.method}\n${path}\n${JSON.stringify(request.body ?? null)}`);
+}
+
+/**
+ * Idempotency-Key on POST: the first request claims the key; its response is stored in the same
+ * transaction as its work (through `ctx.tx`), so a retry gets exactly that response
+ * (`Idempotent-Replayed: true`). A different request under the same key gets 422, a retry while
+ * the first still runs gets 409. A request that fails changed nothing, so its key is released.
+ */
+export function installIdempotency(app: FastifyInstance, deps: { database: Database; clock: Clock }): void {
+  const { db } = deps.database;
+
+  async function storeResponse(ex: Trx | typeof db, claim: IdempotencyClaim, status: number, body: unknown) {
+    await ex
+      .updateTable('idempotency_keys')
+      .set({ status_code: status, response: toJson(body ?? null), locked_until: null })
+      .where('scope', '=', claim.scope)
+      .where('key', '=', claim.key)
+      .execute();
+    claim.recorded = true;
+  }
+
+  app.addHook('preHandler', async (request, reply) => {
+    const scope = request.principal?.kind === 'agent' ? request.principal.agentId : request.platform?.id;
+    request.ctx = {
+      platform: request.platform,
+      agentId: request.principal?.kind === 'agent' ? request.principal.agentId : undefined,
+      tx: (work) =>
+        db.transaction().execute(async (trx) => {
+          const result = await work(trx);
+          const claim = request.idempotency;
+          if (claim && !claim.recorded) await storeResponse(trx, claim, claim.successStatus, result);
+          return result;
+        }),
+    };
+    const key = request.headers['idempotency-key'];
+    if (request.method !== 'POST' || key === undefined || !scope) return;
+    if (typeof key !== 'string' || key.length === 0 || key.length > 255) {
+      throw invalidInput('Idempotency-Key', 'Idempotency-Key must be 1-255 characters', 'maxLength');
+    }
+    await claimKey(request, reply, scope, key);
+  });
+
+  async function claimKey(request: FastifyRequest, reply: FastifyReply, scope: string, key: string) {
+    const hash = requestHash(request);
+    const nowMs = deps.clock.realNowMs();
+    const inserted = await db
+      .insertInto('idempotency_keys')
+      .values({ scope, key, request_hash: hash, status_code: null, response: null, locked_until: new Date(nowMs + LEASE_MS) })
+      .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
+      .returning('key')
+      .executeTakeFirst();
+    const claim: IdempotencyClaim = { scope, key, recorded: false, successStatus: successStatusOf(request) };
+    if (inserted) {
+      request.idempotency = claim;
+      return;
+    }
+    const existing = await db
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      .where('scope', '=', scope)
+      .where('key', '=', key)
+      .executeTakeFirst();
+    if (!existing) return claimKey(request, reply, scope, key); // released between our two statements
+    if (existing.request_hash !== hash) {
+      throw new ServiceError('IDEMPOTENCY_KEY_MISMATCH', 'this Idempotency-Key was used for a different request');
+    }
+    if (existing.status_code !== null) {
+      reply.header('idempotent-replayed', 'true');
+      return reply.code(existing.status_code).send(existing.response);
+    }
+    // Still in flight, unless its lease ran out (the process handling it died): then take it over.
+    const taken = await db
+      .updateTable('idempotency_keys')
+      .set({ locked_until: new Date(nowMs + LEASE_MS) })
+      .where('scope', '=', scope)
+      .where('key', '=', key)
+      .where('status_code', 'is', null)
+      .where('locked_until', '<', new Date(nowMs))
+      .returning('key')
+      .executeTakeFirst();
+    if (!taken) throw new ServiceError('IDEMPOTENCY_KEY_IN_USE', 'a request with this Idempotency-Key is still in progress');
+    request.idempotency = claim;
+  }
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const claim = request.idempotency;
+    if (!claim || claim.recorded) return payload;
+    if (reply.statusCode >= 200 && reply.statusCode < 300) {
+      const body = typeof payload === 'string' && payload.length > 0 ? JSON.parse(payload) : null;
+      await storeResponse(db, claim, reply.statusCode, body);
+    } else {
+      claim.recorded = true;
+      await db
+        .deleteFrom('idempotency_keys')
+        .where('scope', '=', claim.scope)
+        .where('key', '=', claim.key)
+        .where('status_code', 'is', null)
+        .execute();
+    }
+    return payload;
+  });
+}
+
+/** Deletes idempotency records past their retention. */
+export async function pruneIdempotencyKeys(database: Database, nowMs: number): Promise<number> {
+  const result = await database.db
+    .deleteFrom('idempotency_keys')
+    .where('created_at', '<', sql<Date>`${new Date(nowMs - IDEMPOTENCY_RETENTION_MS)}`)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows ?? 0);
+}

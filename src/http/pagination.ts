@@ -1,0 +1,98 @@
+import { Type, type TSchema } from 'typebox';
+import { sql, type SelectQueryBuilder } from 'kysely';
+import { invalidInput } from '../core/errors.js';
+
+/** Query parameters every paginated list accepts. */
+export const PageQuery = {
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Maximum number of items to return (1-100, default 20).' }),
+  ),
+  cursor: Type.Optional(
+    Type.String({ maxLength: 512, description: 'Opaque cursor from the `nextCursor` of a previous page.' }),
+  ),
+};
+
+/** The `{data, hasMore, nextCursor?, totalCount}` envelope of every paginated list. */
+export function PageOf<T extends TSchema>(item: T, what: string) {
+  return Type.Object({
+    data: Type.Array(item, { description: `The ${what} on this page.` }),
+    hasMore: Type.Boolean({ description: 'Whether more items exist after this page.' }),
+    nextCursor: Type.Optional(Type.String({ description: 'Pass as `cursor` to get the next page; present only when `hasMore` is true.' })),
+    totalCount: Type.Integer({ description: 'Number of items matching the filters, ignoring pagination.' }),
+  });
+}
+
+export interface Page<T> {
+  data: T[];
+  hasMore: boolean;
+  nextCursor?: string;
+  totalCount: number;
+}
+
+interface CursorPosition {
+  createdAtMs: number;
+  id: string;
+}
+
+function encodeCursor(position: CursorPosition): string {
+  return Buffer.from(JSON.stringify([position.createdAtMs, position.id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): CursorPosition {
+  try {
+    const [createdAtMs, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Number.isSafeInteger(createdAtMs) && typeof id === 'string' && id.length <= 200) return { createdAtMs, id };
+  } catch {
+    // fall through
+  }
+  throw invalidInput('cursor', 'cursor is not one this API returned', 'format');
+}
+
+export interface KeysetOptions {
+  limit?: number;
+  cursor?: string;
+  order?: 'asc' | 'desc';
+  /** Column names (qualified when the query joins). */
+  createdAtColumn?: string;
+  idColumn?: string;
+}
+
+/**
+ * Keyset pagination over (created_at, id), never OFFSET. `base` must select the row columns and
+ * apply every filter; the total count rides along as a scalar subquery, so a page costs one
+ * round trip.
+ */
+export async function keysetPage<Row extends { created_at: Date; id: string }>(
+  base: SelectQueryBuilder<any, any, Row>,
+  options: KeysetOptions,
+): Promise<{ rows: Row[]; hasMore: boolean; nextCursor?: string; totalCount: number }> {
+  const limit = options.limit ?? 20;
+  const order = options.order ?? 'desc';
+  const createdAt = options.createdAtColumn ?? 'created_at';
+  const id = options.idColumn ?? 'id';
+  const counted = base.clearSelect().clearOrderBy().select(sql<number>`count(*)::int`.as('n'));
+
+  let page = base.select(counted.as('__total_count') as any);
+  if (options.cursor) {
+    const at = decodeCursor(options.cursor);
+    const op = order === 'asc' ? '>' : '<';
+    page = page.where(sql<boolean>`(${sql.ref(createdAt)}, ${sql.ref(id)}) ${sql.raw(op)} (${new Date(at.createdAtMs)}, ${at.id})`);
+  }
+  const rows = (await page
+    .orderBy(sql.ref(createdAt), order)
+    .orderBy(sql.ref(id), order)
+    .limit(limit + 1)
+    .execute()) as (Row & { __total_count: number })[];
+
+  const totalCount = rows.length > 0 ? rows[0].__total_count : Number((await counted.executeTakeFirst())?.n ?? 0);
+  const hasMore = rows.length > limit;
+  const pageRows = hasMore ? rows.slice(0, limit) : rows;
+  for (const row of pageRows) delete (row as Partial<typeof row>).__total_count;
+  const last = pageRows[pageRows.length - 1];
+  return {
+    rows: pageRows,
+    hasMore,
+    nextCursor: hasMore && last ? encodeCursor({ createdAtMs: last.created_at.getTime(), id: last.id }) : undefined,
+    totalCount,
+  };
+}

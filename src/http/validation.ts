@@ -1,0 +1,66 @@
+import AjvModule, { type ErrorObject } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+import type { FieldError } from '../core/errors.js';
+
+const Ajv = AjvModule.default ?? AjvModule;
+const addFormats = addFormatsModule.default ?? addFormatsModule;
+
+function makeAjv(coerce: boolean) {
+  const ajv = new Ajv({
+    allErrors: true,
+    strict: false,
+    discriminator: true,
+    useDefaults: true,
+    // Bodies are strict: a mistyped or unknown field is an error, never silently fixed or dropped.
+    coerceTypes: coerce ? 'array' : false,
+    removeAdditional: false,
+  });
+  addFormats(ajv);
+  return ajv;
+}
+
+const bodyAjv = makeAjv(false);
+const paramsAjv = makeAjv(true);
+
+/** Shared schemas (added with app.addSchema) must be known to both validators. */
+export function addSharedSchema(schema: { $id: string }): void {
+  bodyAjv.addSchema(schema);
+  paramsAjv.addSchema(schema);
+}
+
+/** JSON bodies validate without coercion; query strings, params and headers coerce strings. */
+export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
+  const ajv = httpPart === 'body' ? bodyAjv : paramsAjv;
+  return ajv.compile(schema) as any;
+};
+
+/** Turns Ajv errors into the envelope's `details.errors`, one entry per field. */
+export function toFieldErrors(errors: ErrorObject[], part: string | undefined): FieldError[] {
+  const prefix = part && part !== 'body' ? `${part}.` : '';
+  const out: FieldError[] = [];
+  const seen = new Set<string>();
+  for (const error of errors) {
+    let path = error.instancePath.replace(/^\//, '').replace(/\//g, '.');
+    let message = error.message ?? 'is invalid';
+    if (error.keyword === 'required') {
+      const missing = (error.params as { missingProperty: string }).missingProperty;
+      path = path ? `${path}.${missing}` : missing;
+      message = 'is required';
+    } else if (error.keyword === 'additionalProperties') {
+      const extra = (error.params as { additionalProperty: string }).additionalProperty;
+      path = path ? `${path}.${extra}` : extra;
+      message = 'is not a known field';
+    } else if (error.keyword === 'enum') {
+      message = `must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
+    }
+    const field = `${prefix}${path}` || part || 'body';
+    const key = `${field}|${error.keyword}`;
+    // anyOf over literals reports each branch; keep one line per field and rule.
+    if (seen.has(key) || (error.keyword === 'const' && seen.has(`${field}|anyOf`))) continue;
+    seen.add(key);
+    out.push({ field, constraint: error.keyword === 'anyOf' ? 'enum' : error.keyword, message });
+  }
+  // An anyOf failure repeats its branches' errors; drop those once the anyOf line exists.
+  return out.filter((e) => !(e.constraint === 'const' && out.some((o) => o.field === e.field && o.constraint === 'enum')));
+}

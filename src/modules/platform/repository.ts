@@ -1,0 +1,139 @@
+import type { Executor, Trx } from '../../db/database.js';
+import { toJson } from '../../db/database.js';
+import type { Json } from '../../db/schema.js';
+import type { CurrencyConfigInput, FeeSchedule } from './schemas.js';
+
+declare module '../../db/schema.js' {
+  interface DB {
+    platforms: {
+      id: string;
+      config_id: string;
+      name: string;
+      mode: 'SANDBOX' | 'PRODUCTION';
+      is_regulated_financial_institution: boolean;
+      uma_domain: string;
+      proxy_uma_subdomain: string | null;
+      webhook_endpoint: string | null;
+      supported_currencies: Json<CurrencyConfigInput[]>;
+      fees: Json<FeeSchedule>;
+      clock_offset_ms: number;
+      created_at: Date;
+      updated_at: Date;
+    };
+  }
+}
+
+export interface Platform {
+  id: string;
+  configId: string;
+  name: string;
+  mode: 'SANDBOX' | 'PRODUCTION';
+  isRegulatedFinancialInstitution: boolean;
+  umaDomain: string;
+  proxyUmaSubdomain: string | null;
+  webhookEndpoint: string | null;
+  supportedCurrencies: CurrencyConfigInput[];
+  fees: FeeSchedule;
+  clockOffsetMs: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+type Row = {
+  id: string;
+  config_id: string;
+  name: string;
+  mode: 'SANDBOX' | 'PRODUCTION';
+  is_regulated_financial_institution: boolean;
+  uma_domain: string;
+  proxy_uma_subdomain: string | null;
+  webhook_endpoint: string | null;
+  supported_currencies: CurrencyConfigInput[];
+  fees: FeeSchedule;
+  clock_offset_ms: number;
+  created_at: Date;
+  updated_at: Date;
+};
+
+function toPlatform(row: Row): Platform {
+  return {
+    id: row.id,
+    configId: row.config_id,
+    name: row.name,
+    mode: row.mode,
+    isRegulatedFinancialInstitution: row.is_regulated_financial_institution,
+    umaDomain: row.uma_domain,
+    proxyUmaSubdomain: row.proxy_uma_subdomain,
+    webhookEndpoint: row.webhook_endpoint,
+    supportedCurrencies: row.supported_currencies,
+    fees: row.fees,
+    clockOffsetMs: row.clock_offset_ms,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export async function insertPlatform(trx: Trx, p: Platform): Promise<void> {
+  await trx
+    .insertInto('platforms')
+    .values({
+      id: p.id,
+      config_id: p.configId,
+      name: p.name,
+      mode: p.mode,
+      is_regulated_financial_institution: p.isRegulatedFinancialInstitution,
+      uma_domain: p.umaDomain,
+      proxy_uma_subdomain: p.proxyUmaSubdomain,
+      webhook_endpoint: p.webhookEndpoint,
+      supported_currencies: toJson(p.supportedCurrencies),
+      fees: toJson(p.fees),
+      clock_offset_ms: p.clockOffsetMs,
+      created_at: p.createdAt,
+      updated_at: p.updatedAt,
+    })
+    .execute();
+}
+
+export async function findPlatform(ex: Executor, id: string, lock = false): Promise<Platform | undefined> {
+  let query = ex.selectFrom('platforms').selectAll().where('id', '=', id);
+  if (lock) query = query.forUpdate();
+  const row = await query.executeTakeFirst();
+  return row ? toPlatform(row) : undefined;
+}
+
+export async function listPlatforms(ex: Executor): Promise<Platform[]> {
+  const rows = await ex.selectFrom('platforms').selectAll().orderBy('created_at').execute();
+  return rows.map(toPlatform);
+}
+
+export async function updatePlatformConfig(
+  trx: Trx,
+  id: string,
+  patch: Partial<Pick<Platform, 'umaDomain' | 'proxyUmaSubdomain' | 'webhookEndpoint' | 'supportedCurrencies' | 'fees'>>,
+  updatedAt: Date,
+): Promise<Platform> {
+  const row = await trx
+    .updateTable('platforms')
+    .set({
+      ...(patch.umaDomain !== undefined && { uma_domain: patch.umaDomain }),
+      ...(patch.proxyUmaSubdomain !== undefined && { proxy_uma_subdomain: patch.proxyUmaSubdomain }),
+      ...(patch.webhookEndpoint !== undefined && { webhook_endpoint: patch.webhookEndpoint }),
+      ...(patch.supportedCurrencies !== undefined && { supported_currencies: toJson(patch.supportedCurrencies) }),
+      ...(patch.fees !== undefined && { fees: toJson(patch.fees) }),
+      updated_at: updatedAt,
+    })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toPlatform(row);
+}
+
+export async function addClockOffset(trx: Trx, id: string, ms: number): Promise<Platform> {
+  const row = await trx
+    .updateTable('platforms')
+    .set((eb) => ({ clock_offset_ms: eb('clock_offset_ms', '+', ms) }))
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toPlatform(row);
+}

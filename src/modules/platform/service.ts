@@ -1,0 +1,216 @@
+import type { Clock } from '../../core/clock.js';
+import type { ServiceContext } from '../../core/context.js';
+import { invalidInput, ServiceError, type FieldError } from '../../core/errors.js';
+import { isCurrencyCode } from '../../core/currencies.js';
+import { newId } from '../../core/ids.js';
+import { shiftPlatformJobs } from '../../core/jobs.js';
+import type { Database, Trx } from '../../db/database.js';
+import { DEFAULT_CURRENCIES, DEFAULT_FEES, defaultCurrencyConfig, presentCurrencyConfig } from './currency-defaults.js';
+import * as repo from './repository.js';
+import type { Platform } from './repository.js';
+import type { CurrencyConfigInput, FeeSchedule, PlatformConfigUpdate, PlatformConfigView } from './schemas.js';
+
+export type { Platform } from './repository.js';
+
+/** Things other domains do when a platform appears or gains currencies (wired in the composition root). */
+export interface PlatformHooks {
+  platformCreated: Array<(trx: Trx, platform: Platform) => Promise<void>>;
+  currenciesAdded: Array<(trx: Trx, platform: Platform, codes: string[]) => Promise<void>>;
+}
+
+export interface PlatformServiceDeps {
+  database: Database;
+  clock: Clock;
+  /** Host (and port) used as the UMA domain of platforms that do not set their own. */
+  defaultUmaDomain: string;
+  /** Runs the platform's jobs that are due (the job runner's `runDue`). */
+  runDueJobs: (platformId: string) => Promise<number>;
+}
+
+export interface NewPlatform {
+  name: string;
+  mode: 'SANDBOX' | 'PRODUCTION';
+  isRegulatedFinancialInstitution?: boolean;
+  umaDomain?: string;
+  currencies?: string[];
+}
+
+const CACHE_TTL_MS = 1000;
+
+export function createPlatformService(deps: PlatformServiceDeps) {
+  const { database, clock } = deps;
+  const hooks: PlatformHooks = { platformCreated: [], currenciesAdded: [] };
+  const cache = new Map<string, { platform: Platform; expiresAtMs: number }>();
+
+  function remember(platform: Platform): Platform {
+    cache.set(platform.id, { platform, expiresAtMs: clock.realNowMs() + CACHE_TTL_MS });
+    return platform;
+  }
+
+  async function create(input: NewPlatform, trx?: Trx): Promise<Platform> {
+    const work = async (t: Trx) => {
+      const now = new Date(clock.realNowMs());
+      const platform: Platform = {
+        id: newId('Platform'),
+        configId: newId('PlatformConfig'),
+        name: input.name,
+        mode: input.mode,
+        isRegulatedFinancialInstitution: input.isRegulatedFinancialInstitution ?? false,
+        umaDomain: input.umaDomain ?? deps.defaultUmaDomain,
+        proxyUmaSubdomain: null,
+        webhookEndpoint: null,
+        supportedCurrencies: (input.currencies ?? DEFAULT_CURRENCIES).map(defaultCurrencyConfig),
+        fees: DEFAULT_FEES,
+        clockOffsetMs: 0,
+        createdAt: now,
+        updatedAt: now,
+      };
+      await repo.insertPlatform(t, platform);
+      for (const hook of hooks.platformCreated) await hook(t, platform);
+      return platform;
+    };
+    return trx ? work(trx) : database.db.transaction().execute(work);
+  }
+
+  /** The platform, from a cache that is at most a second old (changes made here evict at once). */
+  async function get(id: string): Promise<Platform | undefined> {
+    const hit = cache.get(id);
+    if (hit && hit.expiresAtMs > clock.realNowMs()) return hit.platform;
+    const platform = await repo.findPlatform(database.db, id);
+    if (!platform) {
+      cache.delete(id);
+      return undefined;
+    }
+    return remember(platform);
+  }
+
+  function presentConfig(platform: Platform): PlatformConfigView {
+    return {
+      id: platform.configId,
+      umaDomain: platform.umaDomain,
+      ...(platform.proxyUmaSubdomain && { proxyUmaSubdomain: platform.proxyUmaSubdomain }),
+      ...(platform.webhookEndpoint && { webhookEndpoint: platform.webhookEndpoint }),
+      supportedCurrencies: platform.supportedCurrencies.map(presentCurrencyConfig),
+      isRegulatedFinancialInstitution: platform.isRegulatedFinancialInstitution,
+      fees: platform.fees,
+      createdAt: platform.createdAt.toISOString(),
+      updatedAt: platform.updatedAt.toISOString(),
+    };
+  }
+
+  async function updateConfig(ctx: ServiceContext<Platform>, patch: PlatformConfigUpdate): Promise<PlatformConfigView> {
+    if (patch.supportedCurrencies) validateCurrencies(patch.supportedCurrencies);
+    if (patch.fees) validateFees(patch.fees);
+    const webhookEndpoint = patch.webhookEndpoint === undefined ? undefined : validateWebhookUrl(patch.webhookEndpoint);
+    const updated = await ctx.tx(async (trx) => {
+      const before = await repo.findPlatform(trx, ctx.platform.id, true);
+      if (!before) throw new ServiceError('NOT_FOUND', 'platform not found');
+      const after = await repo.updatePlatformConfig(
+        trx,
+        before.id,
+        {
+          umaDomain: patch.umaDomain?.toLowerCase(),
+          proxyUmaSubdomain: patch.proxyUmaSubdomain,
+          webhookEndpoint,
+          supportedCurrencies: patch.supportedCurrencies,
+          fees: patch.fees,
+        },
+        clock.now(before),
+      );
+      const had = new Set(before.supportedCurrencies.map((c) => c.currencyCode));
+      const added = after.supportedCurrencies.map((c) => c.currencyCode).filter((code) => !had.has(code));
+      if (added.length > 0) for (const hook of hooks.currenciesAdded) await hook(trx, after, added);
+      return presentConfig(after);
+    });
+    cache.delete(ctx.platform.id);
+    return updated;
+  }
+
+  async function advanceClock(platform: Platform, seconds: number) {
+    if (platform.mode !== 'SANDBOX') {
+      throw new ServiceError('SANDBOX_ONLY', 'the test clock exists only on sandbox platforms');
+    }
+    const ms = seconds * 1000;
+    const advanced = await database.db.transaction().execute(async (trx) => {
+      const after = await repo.addClockOffset(trx, platform.id, ms);
+      await shiftPlatformJobs(trx, platform.id, ms);
+      return after;
+    });
+    remember(advanced);
+    const jobsRun = await deps.runDueJobs(platform.id);
+    return { now: clock.now(advanced).toISOString(), offsetSeconds: advanced.clockOffsetMs / 1000, jobsRun };
+  }
+
+  return {
+    hooks,
+    create,
+    get,
+    list: () => repo.listPlatforms(database.db),
+    presentConfig,
+    updateConfig,
+    advanceClock,
+    /** Drops the cached copy so the next read sees the database. */
+    evict: (id: string) => cache.delete(id),
+  };
+}
+
+export type PlatformService = ReturnType<typeof createPlatformService>;
+
+function validateCurrencies(list: CurrencyConfigInput[]): void {
+  const errors: FieldError[] = [];
+  const seen = new Set<string>();
+  list.forEach((entry, i) => {
+    const at = `supportedCurrencies.${i}`;
+    if (!isCurrencyCode(entry.currencyCode)) {
+      errors.push({ field: `${at}.currencyCode`, constraint: 'currency', message: `${entry.currencyCode} is not a known currency code` });
+    }
+    if (seen.has(entry.currencyCode)) {
+      errors.push({ field: `${at}.currencyCode`, constraint: 'unique', message: `${entry.currencyCode} is listed twice` });
+    }
+    seen.add(entry.currencyCode);
+    if (entry.minAmount > entry.maxAmount) {
+      errors.push({ field: `${at}.minAmount`, constraint: 'range', message: 'minAmount must not exceed maxAmount' });
+    }
+    if (new Set(entry.enabledTransactionTypes).size !== entry.enabledTransactionTypes.length) {
+      errors.push({ field: `${at}.enabledTransactionTypes`, constraint: 'unique', message: 'transaction types must not repeat' });
+    }
+    const names = entry.requiredCounterpartyFields.map((f) => f.name);
+    if (new Set(names).size !== names.length) {
+      errors.push({ field: `${at}.requiredCounterpartyFields`, constraint: 'unique', message: 'field names must not repeat' });
+    }
+  });
+  if (errors.length > 0) {
+    throw new ServiceError('INVALID_INPUT', errors[0].message, { details: { errors } });
+  }
+}
+
+function validateFees(fees: FeeSchedule): void {
+  const seen = new Set<string>();
+  fees.fixedFees.forEach((fee, i) => {
+    if (!isCurrencyCode(fee.currencyCode)) {
+      throw invalidInput(`fees.fixedFees.${i}.currencyCode`, `${fee.currencyCode} is not a known currency code`, 'currency');
+    }
+    if (seen.has(fee.currencyCode)) {
+      throw invalidInput(`fees.fixedFees.${i}.currencyCode`, `${fee.currencyCode} is listed twice`, 'unique');
+    }
+    seen.add(fee.currencyCode);
+  });
+}
+
+/** Returns the URL to store (null to remove), or throws when it is not an absolute http(s) URL. */
+function validateWebhookUrl(value: string): string | null {
+  if (value === '') return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalidInput('webhookEndpoint', 'webhookEndpoint must be an absolute URL', 'format');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw invalidInput('webhookEndpoint', 'webhookEndpoint must use http or https', 'format');
+  }
+  if (url.username || url.password) {
+    throw invalidInput('webhookEndpoint', 'webhookEndpoint must not embed credentials', 'format');
+  }
+  return url.toString();
+}

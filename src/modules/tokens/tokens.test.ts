@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiClient, startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+
+let t: TestApp;
+let a: TestPlatform;
+let b: TestPlatform;
+
+beforeAll(async () => {
+  t = await startTestApp();
+  a = await t.createPlatform();
+  b = await t.createPlatform();
+});
+afterAll(() => t.close());
+
+describe('API tokens', () => {
+  it('creates a token whose secret is shown once and works for Basic auth', async () => {
+    const created = await a.api.post('/tokens', { name: 'read only', permissions: ['VIEW'] });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ name: 'read only', permissions: ['VIEW'] });
+    expect(created.body.id).toMatch(/^Token:[0-9a-f-]{36}$/);
+    expect(created.body.clientSecret).toMatch(/^[0-9a-f]{48}$/);
+
+    const fetched = await a.api.get(`/tokens/${created.body.id}`);
+    expect(fetched.status).toBe(200);
+    expect(fetched.body.clientSecret).toBeUndefined();
+
+    const row = await t.corridor.database.db.selectFrom('api_tokens').selectAll().where('id', '=', created.body.id).executeTakeFirstOrThrow();
+    expect(row.secret_hash).not.toContain(created.body.clientSecret);
+    expect(JSON.stringify(row)).not.toContain(created.body.clientSecret);
+
+    const viewer = apiClient(t.corridor, { clientId: created.body.clientId, clientSecret: created.body.clientSecret });
+    expect((await viewer.get('/config')).status).toBe(200);
+  });
+
+  it('enforces permissions: a VIEW token cannot manage', async () => {
+    const created = await a.api.post('/tokens', { name: 'viewer', permissions: ['VIEW'] });
+    const viewer = apiClient(t.corridor, { clientId: created.body.clientId, clientSecret: created.body.clientSecret });
+    const denied = await viewer.post('/tokens', { name: 'x', permissions: ['VIEW'] });
+    expect(denied.status).toBe(403);
+    expect(denied.body).toMatchObject({ status: 403, code: 'PERMISSION_DENIED' });
+  });
+
+  it('a deleted token stops working at once', async () => {
+    const created = await a.api.post('/tokens', { name: 'temp', permissions: ['VIEW', 'MANAGE'] });
+    const temp = apiClient(t.corridor, { clientId: created.body.clientId, clientSecret: created.body.clientSecret });
+    expect((await temp.get('/config')).status).toBe(200);
+    const deleted = await a.api.delete(`/tokens/${created.body.id}`);
+    expect(deleted.status).toBe(204);
+    const after = await temp.get('/config');
+    expect(after.status).toBe(401);
+    expect(after.body).toMatchObject({ status: 401, code: 'UNAUTHORIZED' });
+    expect((await a.api.delete(`/tokens/${created.body.id}`)).status).toBe(404);
+    expect((await a.api.get(`/tokens/${created.body.id}`)).body.code).toBe('TOKEN_NOT_FOUND');
+  });
+
+  it('lists tokens with filters and stable pagination', async () => {
+    for (let i = 0; i < 5; i++) await b.api.post('/tokens', { name: `page-${i}`, permissions: ['VIEW'] });
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await b.api.get('/tokens', { limit: 2, cursor });
+      expect(page.status).toBe(200);
+      expect(page.body.totalCount).toBe(6); // 5 + the platform's default token
+      expect(page.body.data.length).toBeLessThanOrEqual(2);
+      seen.push(...page.body.data.map((x: { id: string }) => x.id));
+      cursor = page.body.hasMore ? page.body.nextCursor : undefined;
+      if (!page.body.hasMore) expect(page.body.nextCursor).toBeUndefined();
+    } while (cursor);
+    expect(new Set(seen).size).toBe(6);
+    const named = await b.api.get('/tokens', { name: 'page-3' });
+    expect(named.body.data).toHaveLength(1);
+    expect(named.body.totalCount).toBe(1);
+  });
+
+  it('never shows another platform\'s tokens', async () => {
+    const own = await a.api.post('/tokens', { name: 'mine', permissions: ['VIEW'] });
+    expect((await b.api.get(`/tokens/${own.body.id}`)).status).toBe(404);
+    expect((await b.api.delete(`/tokens/${own.body.id}`)).status).toBe(404);
+    const list = await b.api.get('/tokens', { limit: 100 });
+    expect(list.body.data.map((x: { id: string }) => x.id)).not.toContain(own.body.id);
+  });
+
+  it('rejects bad input with field details', async () => {
+    const missing = await a.api.post('/tokens', { permissions: ['VIEW'] });
+    expect(missing.status).toBe(400);
+    expect(missing.body.code).toBe('INVALID_INPUT');
+    expect(missing.body.details.errors).toContainEqual(expect.objectContaining({ field: 'name', constraint: 'required' }));
+
+    const badEnum = await a.api.post('/tokens', { name: 'x', permissions: ['ROOT'] });
+    expect(badEnum.status).toBe(400);
+    expect(badEnum.body.details.errors[0]).toMatchObject({ field: 'permissions.0', constraint: 'enum' });
+
+    const extra = await a.api.post('/tokens', { name: 'x', permissions: ['VIEW'], admin: true });
+    expect(extra.status).toBe(400);
+    expect(extra.body.details.errors[0]).toMatchObject({ field: 'admin', constraint: 'additionalProperties' });
+
+    const mistyped = await a.api.post('/tokens', { name: 42, permissions: ['VIEW'] });
+    expect(mistyped.status).toBe(400);
+    expect(mistyped.body.details.errors[0]).toMatchObject({ field: 'name', constraint: 'type' });
+
+    const badCursor = await a.api.get('/tokens', { cursor: 'not-a-cursor' });
+    expect(badCursor.status).toBe(400);
+    expect(badCursor.body.details.errors[0].field).toBe('cursor');
+
+    const badLimit = await a.api.get('/tokens', { limit: 101 });
+    expect(badLimit.status).toBe(400);
+    expect(badLimit.body.details.errors[0]).toMatchObject({ field: 'querystring.limit', constraint: 'maximum' });
+  });
+});

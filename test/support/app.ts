@@ -1,0 +1,127 @@
+import { Writable } from 'node:stream';
+import type { InjectOptions } from 'fastify';
+import { createPlatformWithToken } from '../../src/bootstrap.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createCorridor, type Corridor } from '../../src/corridor.js';
+import type { Platform } from '../../src/modules/platform/service.js';
+import { API_PREFIX } from '../../src/http/app.js';
+import { sharedTestDatabase } from './db.js';
+
+export interface Credentials {
+  clientId: string;
+  clientSecret: string;
+}
+
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Record<string, string | string[] | number | undefined>;
+}
+
+export interface ApiClient {
+  credentials?: Credentials;
+  request<T = any>(options: {
+    method: InjectOptions['method'];
+    path: string;
+    body?: unknown;
+    query?: Record<string, string | number | boolean | string[] | undefined>;
+    headers?: Record<string, string>;
+  }): Promise<ApiResponse<T>>;
+  get<T = any>(path: string, query?: Record<string, string | number | boolean | string[] | undefined>): Promise<ApiResponse<T>>;
+  post<T = any>(path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse<T>>;
+  patch<T = any>(path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse<T>>;
+  put<T = any>(path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse<T>>;
+  delete<T = any>(path: string, headers?: Record<string, string>): Promise<ApiResponse<T>>;
+}
+
+export function basicAuth(credentials: Credentials): string {
+  return `Basic ${Buffer.from(`${credentials.clientId}:${credentials.clientSecret}`).toString('base64')}`;
+}
+
+function toQuery(query?: Record<string, string | number | boolean | string[] | undefined>) {
+  if (!query) return undefined;
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) out[k] = Array.isArray(v) ? v : String(v);
+  return out;
+}
+
+/** A client that sends requests to the app in-process (app.inject); paths are relative to the API prefix. */
+export function apiClient(corridor: Corridor, auth?: Credentials | { bearer: string } | null): ApiClient {
+  const authorization = !auth ? undefined : 'bearer' in auth ? `Bearer ${auth.bearer}` : basicAuth(auth);
+  const client: ApiClient = {
+    credentials: auth && !('bearer' in auth) ? auth : undefined,
+    async request({ method, path, body, query, headers }) {
+      const response = await corridor.app.inject({
+        method,
+        url: path.startsWith('/') && !path.startsWith(API_PREFIX) && !path.startsWith('/.well-known') ? `${API_PREFIX}${path}` : path,
+        query: toQuery(query),
+        headers: { ...(authorization && { authorization }), ...headers },
+        ...(body !== undefined && { payload: body as any }),
+      });
+      const text = response.body;
+      let parsed: unknown = text;
+      if ((response.headers['content-type'] ?? '').toString().includes('json') && text.length > 0) parsed = JSON.parse(text);
+      return { status: response.statusCode, body: parsed as any, headers: response.headers };
+    },
+    get: (path, query) => client.request({ method: 'GET', path, query }),
+    post: (path, body, headers) => client.request({ method: 'POST', path, body: body ?? {}, headers }),
+    patch: (path, body, headers) => client.request({ method: 'PATCH', path, body: body ?? {}, headers }),
+    put: (path, body, headers) => client.request({ method: 'PUT', path, body: body ?? {}, headers }),
+    delete: (path, headers) => client.request({ method: 'DELETE', path, headers }),
+  };
+  return client;
+}
+
+export interface TestPlatform {
+  platform: Platform;
+  credentials: Credentials;
+  api: ApiClient;
+}
+
+export interface TestApp {
+  corridor: Corridor;
+  /** Log lines written so far (JSON strings). */
+  logs: string[];
+  /** A fresh platform with an all-permissions token. */
+  createPlatform(options?: { mode?: 'SANDBOX' | 'PRODUCTION'; name?: string; regulated?: boolean; currencies?: string[] }): Promise<TestPlatform>;
+  anonymous: ApiClient;
+  close(): Promise<void>;
+}
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return { ...loadConfig({ LOG_LEVEL: 'info', DATA_DIR: 'memory' }), ...overrides };
+}
+
+/** Builds the real app on this worker's shared database. */
+export async function startTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      if (logs.length < 100_000) logs.push(chunk.toString());
+      done();
+    },
+  });
+  const corridor = await createCorridor({ config: testConfig(overrides), database: await sharedTestDatabase(), logDestination: sink });
+  await corridor.app.ready();
+  let counter = 0;
+  return {
+    corridor,
+    logs,
+    anonymous: apiClient(corridor, null),
+    async createPlatform(options = {}) {
+      const { platform, token } = await createPlatformWithToken(
+        corridor.services,
+        {
+          name: options.name ?? `Test platform ${++counter}`,
+          mode: options.mode ?? 'SANDBOX',
+          isRegulatedFinancialInstitution: options.regulated ?? true,
+          currencies: options.currencies,
+        },
+        corridor.database,
+      );
+      const credentials = { clientId: token.clientId, clientSecret: token.clientSecret! };
+      return { platform, credentials, api: apiClient(corridor, credentials) };
+    },
+    close: () => corridor.close(),
+  };
+}

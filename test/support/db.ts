@@ -1,0 +1,51 @@
+import { sql } from 'kysely';
+import pg from 'pg';
+import { openDatabase, type Database } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+
+let shared: Promise<Database> | undefined;
+
+/** PostgreSQL when TEST_DATABASE_URL is set (one database per worker), else in-memory PGlite. */
+export function testDatabaseKind(): 'postgres' | 'pglite' {
+  return process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite';
+}
+
+async function createWorkerDatabase(baseUrl: string): Promise<string> {
+  const worker = process.env.VITEST_POOL_ID ?? process.env.VITEST_WORKER_ID ?? '0';
+  const url = new URL(baseUrl);
+  const name = `${url.pathname.slice(1) || 'test'}_w${worker}`;
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  try {
+    await admin.query(`drop database if exists "${name}" with (force)`);
+    await admin.query(`create database "${name}"`);
+  } finally {
+    await admin.end();
+  }
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** This worker's migrated database, opened once. */
+export function sharedTestDatabase(): Promise<Database> {
+  shared ??= (async () => {
+    const base = process.env.TEST_DATABASE_URL;
+    const database = await openDatabase({
+      databaseUrl: base ? await createWorkerDatabase(base) : undefined,
+      dataDir: 'memory',
+      poolSize: 20,
+    });
+    await migrateToLatest(database.db);
+    return database;
+  })();
+  return shared;
+}
+
+/** Empties every table but the migration bookkeeping. */
+export async function resetDatabase(database: Database): Promise<void> {
+  const { rows } = await sql<{ tablename: string }>`
+    select tablename from pg_tables
+    where schemaname = 'public' and tablename not like 'kysely_migration%'`.execute(database.db);
+  if (rows.length === 0) return;
+  await sql.raw(`truncate ${rows.map((r) => `"${r.tablename}"`).join(', ')} restart identity cascade`).execute(database.db);
+}
