@@ -9,6 +9,7 @@ export default defineConfig({
     isolate: false,
     maxWorkers: 2,
     setupFiles: ['test/support/setup.ts'],
+    globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ['default'],

@@ -13,7 +13,8 @@ export function testDatabaseKind(): 'postgres' | 'pglite' {
 async function createWorkerDatabase(baseUrl: string): Promise<string> {
   const worker = process.env.VITEST_POOL_ID ?? process.env.VITEST_WORKER_ID ?? '0';
   const url = new URL(baseUrl);
-  const name = `${url.pathname.slice(1) || 'test'}_w${worker}`;
+  // The vitest main process id keeps concurrent runs apart; global-setup.ts drops these at the end.
+  const name = `${url.pathname.slice(1) || 'test'}_${process.ppid}_w${worker}`;
   const admin = new pg.Client({ connectionString: baseUrl });
   await admin.connect();
   try {
