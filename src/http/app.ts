@@ -19,7 +19,7 @@ import { installErrorHandling } from './errors.js';
 import { installIdempotency } from './idempotency.js';
 import { installMetrics } from './metrics.js';
 import type { Api } from './types.js';
-import { addSharedSchema, validatorCompiler } from './validation.js';
+import { createValidation } from './validation.js';
 
 export const API_VERSION = '2025-10-13';
 export const API_PREFIX = `/${API_VERSION}`;
@@ -48,10 +48,13 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const app = untyped as unknown as FastifyInstance;
-  app.setValidatorCompiler(validatorCompiler);
+  const validation = createValidation();
+  app.setValidatorCompiler(validation.compiler);
   const errorSchema = { ...ErrorEnvelope, $id: 'ErrorEnvelope' };
   app.addSchema(errorSchema);
-  addSharedSchema(errorSchema);
+  validation.addSharedSchema(errorSchema);
+  // The API speaks JSON only (multipart is added per route where files are uploaded).
+  app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
   installMetrics(app);
 

@@ -20,20 +20,23 @@ function makeAjv(coerce: boolean) {
   return ajv;
 }
 
-const bodyAjv = makeAjv(false);
-const paramsAjv = makeAjv(true);
-
-/** Shared schemas (added with app.addSchema) must be known to both validators. */
-export function addSharedSchema(schema: { $id: string }): void {
-  bodyAjv.addSchema(schema);
-  paramsAjv.addSchema(schema);
+/**
+ * One app's validators: JSON bodies validate without coercion; query strings, params and
+ * headers coerce strings. Shared schemas (app.addSchema) must be added to both.
+ */
+export function createValidation() {
+  const bodyAjv = makeAjv(false);
+  const paramsAjv = makeAjv(true);
+  const compiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) =>
+    (httpPart === 'body' ? bodyAjv : paramsAjv).compile(schema) as any;
+  return {
+    compiler,
+    addSharedSchema(schema: { $id: string }): void {
+      bodyAjv.addSchema(schema);
+      paramsAjv.addSchema(schema);
+    },
+  };
 }
-
-/** JSON bodies validate without coercion; query strings, params and headers coerce strings. */
-export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
-  const ajv = httpPart === 'body' ? bodyAjv : paramsAjv;
-  return ajv.compile(schema) as any;
-};
 
 /** Turns Ajv errors into the envelope's `details.errors`, one entry per field. */
 export function toFieldErrors(errors: ErrorObject[], part: string | undefined): FieldError[] {

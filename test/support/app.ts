@@ -45,6 +45,12 @@ function toQuery(query?: Record<string, string | number | boolean | string[] | u
   return out;
 }
 
+const OUTSIDE_API = ['/healthz', '/metrics', '/docs', '/openapi.json', '/.well-known', '/dashboard', API_PREFIX];
+
+function isOutsideApi(path: string): boolean {
+  return OUTSIDE_API.some((prefix) => path === prefix || path.startsWith(`${prefix}/`) || path.startsWith(`${prefix}?`));
+}
+
 /** A client that sends requests to the app in-process (app.inject); paths are relative to the API prefix. */
 export function apiClient(corridor: Corridor, auth?: Credentials | { bearer: string } | null): ApiClient {
   const authorization = !auth ? undefined : 'bearer' in auth ? `Bearer ${auth.bearer}` : basicAuth(auth);
@@ -53,7 +59,7 @@ export function apiClient(corridor: Corridor, auth?: Credentials | { bearer: str
     async request({ method, path, body, query, headers }) {
       const response = await corridor.app.inject({
         method,
-        url: path.startsWith('/') && !path.startsWith(API_PREFIX) && !path.startsWith('/.well-known') ? `${API_PREFIX}${path}` : path,
+        url: isOutsideApi(path) ? path : `${API_PREFIX}${path}`,
         query: toQuery(query),
         headers: { ...(authorization && { authorization }), ...headers },
         ...(body !== undefined && { payload: body as any }),

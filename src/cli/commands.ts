@@ -1,0 +1,188 @@
+import { parseArgs } from 'node:util';
+import { createPlatformWithToken, ensureSandboxPlatform, type SandboxBootstrap } from '../bootstrap.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { createCorridor, type Corridor } from '../corridor.js';
+import { openDatabase } from '../db/database.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { API_PREFIX } from '../http/app.js';
+import { PERMISSIONS, type Permission } from '../modules/tokens/schemas.js';
+
+const USAGE = `Usage: corridor <command> [options]
+
+Commands:
+  start                                   start the HTTP server and workers
+  migrate                                 apply database migrations and exit
+  platform create --name NAME [--production] [--regulated] [--json]
+                                          create a platform and its first API token
+  token create --platform ID [--name NAME] [--permissions VIEW,TRANSACT,MANAGE] [--json]
+                                          create an API token for a platform
+
+Configuration comes from the environment (PORT, HOST, DATABASE_URL, DATA_DIR, LOG_LEVEL, ...);
+see the README.`;
+
+class UsageError extends Error {}
+
+/** Where command output goes (tests capture it). */
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+  env: Record<string, string | undefined>;
+}
+
+let io: CliIo = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+  env: process.env,
+};
+
+function out(line = ''): void {
+  io.out(line);
+}
+
+async function withCorridor<T>(config: Config, work: (corridor: Corridor) => Promise<T>): Promise<T> {
+  const corridor = await createCorridor({ config: { ...config, logLevel: 'warn' } });
+  try {
+    return await work(corridor);
+  } finally {
+    await corridor.close();
+  }
+}
+
+function printBootstrap(result: SandboxBootstrap, baseUrl: string): void {
+  out(`  API base URL:   ${baseUrl}${API_PREFIX}`);
+  out(`  API reference:  ${baseUrl}/docs`);
+  if (result.kind === 'created') {
+    const { platform, token } = result.credentials;
+    out(`  Sandbox platform ${platform.id}`);
+    out(`  API token id:   ${token.clientId}`);
+    out(`  Client secret:  ${token.clientSecret}`);
+    out(`  Try: curl -u ${token.clientId}:${token.clientSecret} ${baseUrl}${API_PREFIX}/config`);
+  } else if (result.kind === 'configured') {
+    out(`  Sandbox platform ${result.platformId}`);
+    out(`  API token id:   ${result.clientId} (client secret from SERVICE_SANDBOX_CLIENT_SECRET)`);
+  } else {
+    for (const p of result.platforms) out(`  Platform ${p.id} (${p.name}, ${p.mode.toLowerCase()})`);
+    out('  Use the credentials printed when the platform was created, or make new ones with');
+    out(`  corridor token create --platform ${result.platforms[0].id}`);
+  }
+}
+
+async function start(config: Config): Promise<void> {
+  const corridor = await createCorridor({ config });
+  const result = await ensureSandboxPlatform(corridor.services, corridor.database, {
+    tokenId: config.sandboxTokenId,
+    clientSecret: config.sandboxClientSecret,
+  });
+  await corridor.app.listen({ port: config.port, host: config.host });
+  if (config.runWorkers) corridor.startWorkers();
+  out(`Corridor is listening on ${config.publicUrl} (${corridor.database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL'})`);
+  printBootstrap(result, config.publicUrl);
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    corridor.log.info({ signal }, 'shutting down');
+    await corridor.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+async function migrate(config: Config): Promise<void> {
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    const { applied } = await migrateToLatest(database.db);
+    out(applied.length ? `applied ${applied.length} migration(s): ${applied.join(', ')}` : 'database is up to date');
+  } finally {
+    await database.close();
+  }
+}
+
+async function platformCreate(config: Config, args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      name: { type: 'string' },
+      production: { type: 'boolean', default: false },
+      regulated: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  if (!values.name) throw new UsageError('platform create needs --name');
+  const name = values.name;
+  const { platform, token } = await withCorridor(config, (c) =>
+    createPlatformWithToken(
+      c.services,
+      { name, mode: values.production ? 'PRODUCTION' : 'SANDBOX', isRegulatedFinancialInstitution: values.regulated },
+      c.database,
+    ),
+  );
+  if (values.json) {
+    out(JSON.stringify({ platformId: platform.id, mode: platform.mode, tokenId: token.clientId, clientSecret: token.clientSecret }));
+    return;
+  }
+  out(`Platform ${platform.id} (${platform.mode.toLowerCase()})`);
+  out(`API token id:   ${token.clientId}`);
+  out(`Client secret:  ${token.clientSecret}   (shown once; store it now)`);
+}
+
+async function tokenCreate(config: Config, args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      platform: { type: 'string' },
+      name: { type: 'string', default: 'CLI token' },
+      permissions: { type: 'string', default: PERMISSIONS.join(',') },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  if (!values.platform) throw new UsageError('token create needs --platform');
+  const permissions = values.permissions.split(',').map((p) => p.trim().toUpperCase());
+  const unknown = permissions.filter((p) => !PERMISSIONS.includes(p as Permission));
+  if (unknown.length) throw new UsageError(`unknown permission(s): ${unknown.join(', ')} (use ${PERMISSIONS.join(', ')})`);
+  const platformId = values.platform;
+  const token = await withCorridor(config, async (c) => {
+    const platform = await c.services.platforms.get(platformId);
+    if (!platform) throw new UsageError(`no platform ${platformId}`);
+    return c.database.db
+      .transaction()
+      .execute((trx) => c.services.tokens.issue(trx, platform, { name: values.name, permissions: permissions as Permission[] }));
+  });
+  if (values.json) {
+    out(JSON.stringify({ platformId, id: token.id, tokenId: token.clientId, clientSecret: token.clientSecret }));
+    return;
+  }
+  out(`API token id:   ${token.clientId}`);
+  out(`Client secret:  ${token.clientSecret}   (shown once; store it now)`);
+}
+
+export async function runCli(argv: string[], cliIo: Partial<CliIo> = {}): Promise<number> {
+  io = { ...io, ...cliIo };
+  const [command, sub, ...rest] = argv;
+  try {
+    if (!command || command === 'help' || command === '--help') {
+      out(USAGE);
+      return command ? 0 : 1;
+    }
+    const config = loadConfig(io.env);
+    if (command === 'start') await start(config);
+    else if (command === 'migrate') await migrate(config);
+    else if (command === 'platform' && sub === 'create') await platformCreate(config, rest);
+    else if (command === 'token' && sub === 'create') await tokenCreate(config, rest);
+    else throw new UsageError(`unknown command: ${argv.join(' ')}`);
+    return 0;
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.err(`configuration error: ${error.message}`);
+      return 78;
+    }
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      io.err(`${(error as Error).message}\n\n${USAGE}`);
+      return 64;
+    }
+    io.err(`corridor: ${(error as Error).message}`);
+    return 1;
+  }
+}

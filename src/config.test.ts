@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.js';
+
+describe('loadConfig', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', dataDir: './data', logLevel: 'info', publicUrl: 'http://127.0.0.1:8080' });
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.sandboxTokenId).toBeUndefined();
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '9000',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://u@db:5432/corridor',
+      DATA_DIR: 'memory',
+      LOG_LEVEL: 'debug',
+      SERVICE_SANDBOX_TOKEN_ID: 'sandbox-token',
+      SERVICE_SANDBOX_CLIENT_SECRET: 'a-long-enough-secret',
+      PUBLIC_URL: 'https://pay.example.com/',
+    });
+    expect(config).toMatchObject({
+      port: 9000,
+      host: '0.0.0.0',
+      databaseUrl: 'postgres://u@db:5432/corridor',
+      dataDir: 'memory',
+      logLevel: 'debug',
+      sandboxTokenId: 'sandbox-token',
+      sandboxClientSecret: 'a-long-enough-secret',
+      publicUrl: 'https://pay.example.com',
+    });
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ HOST: 'bad host!' }, 'HOST'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ SERVICE_SANDBOX_TOKEN_ID: 'only-the-id' }, 'SERVICE_SANDBOX_CLIENT_SECRET'],
+    [{ SERVICE_SANDBOX_CLIENT_SECRET: 'only-the-secret-here' }, 'SERVICE_SANDBOX_TOKEN_ID'],
+    [{ SERVICE_SANDBOX_TOKEN_ID: 'sandbox-token', SERVICE_SANDBOX_CLIENT_SECRET: 'short' }, 'SERVICE_SANDBOX_CLIENT_SECRET'],
+    [{ RUN_WORKERS: 'maybe' }, 'RUN_WORKERS'],
+  ])('rejects %j naming %s', (env, variable) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    try {
+      loadConfig(env);
+    } catch (error) {
+      expect((error as ConfigError).variable).toBe(variable);
+      expect((error as Error).message).toContain(variable);
+    }
+  });
+});

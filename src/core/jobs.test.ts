@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../test/support/app.js';
+import { enqueueJobs } from './jobs.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t.close());
+
+describe('durable job runner', () => {
+  it('a job scheduled before a restart runs after it', async () => {
+    const { platform } = await t.createPlatform();
+    const { database } = t.corridor;
+    const runAt = new Date(Date.now() + 3_600_000);
+    await database.db.transaction().execute((trx) =>
+      enqueueJobs(trx, platform, [{ kind: 'test.restart', payload: { n: 7 }, runAt }], systemNow()),
+    );
+    await t.close(); // the first "process" goes away before the job is due
+
+    const restarted = await startTestApp();
+    try {
+      const ran: unknown[] = [];
+      restarted.corridor.services.jobs.register('test.restart', async (job) => {
+        ran.push(job.payload);
+      });
+      expect(await restarted.corridor.services.jobs.runDue()).toBe(0); // not due yet
+      await restarted.corridor.services.platforms.advanceClock(platform, 3600);
+      expect(ran).toEqual([{ n: 7 }]);
+      const left = await database.db.selectFrom('jobs').selectAll().where('kind', '=', 'test.restart').execute();
+      expect(left).toHaveLength(0);
+    } finally {
+      await restarted.close();
+      t = await startTestApp();
+    }
+  });
+
+  it('retries a failing job with backoff, then gives up and keeps it for inspection', async () => {
+    const { platform } = await t.createPlatform();
+    const { database, services } = t.corridor;
+    let calls = 0;
+    services.jobs.register('test.flaky', async () => {
+      calls++;
+      throw new Error('boom');
+    });
+    await database.db.transaction().execute((trx) => enqueueJobs(trx, platform, [{ kind: 'test.flaky', maxAttempts: 2 }], systemNow()));
+    await services.jobs.runDue(platform.id);
+    expect(calls).toBe(1);
+    let row = await database.db.selectFrom('jobs').selectAll().where('kind', '=', 'test.flaky').executeTakeFirstOrThrow();
+    expect(row.attempts).toBe(1);
+    expect(row.last_error).toBe('boom');
+    expect(row.dead_at).toBeNull();
+    expect(row.due_at.getTime()).toBeGreaterThan(Date.now());
+
+    await services.platforms.advanceClock(platform, 5);
+    expect(calls).toBe(2);
+    row = await database.db.selectFrom('jobs').selectAll().where('kind', '=', 'test.flaky').executeTakeFirstOrThrow();
+    expect(row.dead_at).not.toBeNull();
+    await services.platforms.advanceClock(platform, 3600);
+    expect(calls).toBe(2);
+  });
+
+  it('two runners never run the same job twice', async () => {
+    const { platform } = await t.createPlatform();
+    const other = await startTestApp();
+    try {
+      const seen: number[] = [];
+      const handler = async (job: { id: number }) => {
+        seen.push(job.id);
+        await new Promise((r) => setTimeout(r, 5));
+      };
+      t.corridor.services.jobs.register('test.once', handler);
+      other.corridor.services.jobs.register('test.once', handler);
+      await t.corridor.database.db
+        .transaction()
+        .execute((trx) => enqueueJobs(trx, platform, Array.from({ length: 30 }, () => ({ kind: 'test.once' })), systemNow()));
+      await Promise.all([t.corridor.services.jobs.runDue(), other.corridor.services.jobs.runDue()]);
+      expect(seen).toHaveLength(30);
+      expect(new Set(seen).size).toBe(30);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+function systemNow() {
+  return { realNowMs: () => Date.now(), now: () => new Date() };
+}

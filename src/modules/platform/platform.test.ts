@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+
+let t: TestApp;
+let sandbox: TestPlatform;
+let production: TestPlatform;
+
+beforeAll(async () => {
+  t = await startTestApp();
+  sandbox = await t.createPlatform();
+  production = await t.createPlatform({ mode: 'PRODUCTION' });
+});
+afterAll(() => t.close());
+
+describe('GET /config', () => {
+  it('returns the platform configuration', async () => {
+    const { status, body } = await sandbox.api.get('/config');
+    expect(status).toBe(200);
+    expect(body.id).toMatch(/^PlatformConfig:/);
+    expect(body.supportedCurrencies.map((c: { currencyCode: string }) => c.currencyCode)).toEqual(['USD', 'EUR', 'MXN']);
+    expect(body.supportedCurrencies[2]).toMatchObject({ providerRequiredCustomerFields: ['NATIONALITY', 'BIRTH_DATE'] });
+    expect(body.isRegulatedFinancialInstitution).toBe(true);
+    expect(body.fees).toEqual({ variableFeeRate: 0.003, fixedFees: [], fxSpreadBps: 25 });
+    expect(new Date(body.createdAt).toISOString()).toBe(body.createdAt);
+  });
+});
+
+describe('PATCH /config', () => {
+  it('updates the given fields and keeps the rest', async () => {
+    const { status, body } = await sandbox.api.patch('/config', {
+      umaDomain: 'Pay.Example.com',
+      webhookEndpoint: 'https://hooks.example.com/corridor',
+      supportedCurrencies: [
+        { currencyCode: 'USD', minAmount: 100, maxAmount: 500000, requiredCounterpartyFields: [{ name: 'FULL_NAME', mandatory: true }], enabledTransactionTypes: ['OUTGOING', 'INCOMING'] },
+        { currencyCode: 'JPY', minAmount: 1, maxAmount: 1000000, requiredCounterpartyFields: [], enabledTransactionTypes: ['INCOMING'] },
+      ],
+      fees: { variableFeeRate: 0.01, fixedFees: [{ currencyCode: 'USD', amount: 30 }], fxSpreadBps: 50 },
+    });
+    expect(status).toBe(200);
+    expect(body.umaDomain).toBe('pay.example.com');
+    expect(body.webhookEndpoint).toBe('https://hooks.example.com/corridor');
+    expect(body.supportedCurrencies).toHaveLength(2);
+    expect(body.fees.fixedFees).toEqual([{ currencyCode: 'USD', amount: 30 }]);
+    const again = await sandbox.api.get('/config');
+    expect(again.body).toEqual(body);
+
+    const partial = await sandbox.api.patch('/config', { proxyUmaSubdomain: 'pay' });
+    expect(partial.body).toMatchObject({ proxyUmaSubdomain: 'pay', umaDomain: 'pay.example.com' });
+    expect(partial.body.supportedCurrencies).toHaveLength(2);
+
+    const cleared = await sandbox.api.patch('/config', { webhookEndpoint: '' });
+    expect(cleared.body.webhookEndpoint).toBeUndefined();
+  });
+
+  const usd = { currencyCode: 'USD', minAmount: 1, maxAmount: 10, requiredCounterpartyFields: [], enabledTransactionTypes: ['OUTGOING'] };
+  it.each([
+    ['unknown currency', { supportedCurrencies: [{ ...usd, currencyCode: 'ABC' }] }, 'supportedCurrencies.0.currencyCode'],
+    ['lower-case currency', { supportedCurrencies: [{ ...usd, currencyCode: 'usd' }] }, 'supportedCurrencies.0.currencyCode'],
+    ['min above max', { supportedCurrencies: [{ ...usd, minAmount: 11 }] }, 'supportedCurrencies.0.minAmount'],
+    ['duplicate currency', { supportedCurrencies: [usd, usd] }, 'supportedCurrencies.1.currencyCode'],
+    ['negative amount', { supportedCurrencies: [{ ...usd, minAmount: -1 }] }, 'supportedCurrencies.0.minAmount'],
+    ['empty list', { supportedCurrencies: [] }, 'supportedCurrencies'],
+    ['bad field name', { supportedCurrencies: [{ ...usd, requiredCounterpartyFields: [{ name: 'SHOE_SIZE', mandatory: true }] }] }, 'supportedCurrencies.0.requiredCounterpartyFields.0.name'],
+    ['bad transaction type', { supportedCurrencies: [{ ...usd, enabledTransactionTypes: ['SIDEWAYS'] }] }, 'supportedCurrencies.0.enabledTransactionTypes.0'],
+    ['missing field', { supportedCurrencies: [{ currencyCode: 'USD' }] }, 'supportedCurrencies.0.minAmount'],
+    ['webhook not a URL', { webhookEndpoint: 'not a url' }, 'webhookEndpoint'],
+    ['webhook ftp', { webhookEndpoint: 'ftp://example.com/x' }, 'webhookEndpoint'],
+    ['webhook with credentials', { webhookEndpoint: 'https://u:p@example.com/x' }, 'webhookEndpoint'],
+    ['uma domain with path', { umaDomain: 'example.com/x' }, 'umaDomain'],
+    ['read-only field', { isRegulatedFinancialInstitution: false }, 'isRegulatedFinancialInstitution'],
+    ['fee rate too high', { fees: { variableFeeRate: 0.9, fixedFees: [], fxSpreadBps: 0 } }, 'fees.variableFeeRate'],
+    ['fee currency unknown', { fees: { variableFeeRate: 0, fixedFees: [{ currencyCode: 'QQQ', amount: 1 }], fxSpreadBps: 0 } }, 'fees.fixedFees.0.currencyCode'],
+  ])('rejects %s', async (_name, patch, field) => {
+    const before = await production.api.get('/config');
+    const { status, body } = await production.api.patch('/config', patch);
+    expect(status).toBe(400);
+    expect(body.code).toBe('INVALID_INPUT');
+    expect(body.details.errors.map((e: { field: string }) => e.field)).toContain(field);
+    expect((await production.api.get('/config')).body).toEqual(before.body);
+  });
+
+  it('needs authentication', async () => {
+    expect((await t.anonymous.patch('/config', {})).status).toBe(401);
+  });
+});
+
+describe('POST /sandbox/clock/advance', () => {
+  it('moves a sandbox platform clock forward', async () => {
+    const first = await sandbox.api.post('/sandbox/clock/advance', { seconds: 3600 });
+    expect(first.status).toBe(200);
+    expect(first.body.offsetSeconds).toBe(3600);
+    expect(Date.parse(first.body.now) - Date.now()).toBeGreaterThan(3590_000);
+    const second = await sandbox.api.post('/sandbox/clock/advance', { seconds: 60 });
+    expect(second.body.offsetSeconds).toBe(3660);
+  });
+
+  it('is refused on production platforms (403)', async () => {
+    const { status, body } = await production.api.post('/sandbox/clock/advance', { seconds: 60 });
+    expect(status).toBe(403);
+    expect(body.code).toBe('SANDBOX_ONLY');
+  });
+
+  it('validates seconds', async () => {
+    for (const seconds of [0, -5, 1.5, 'ten']) {
+      const { status, body } = await sandbox.api.post('/sandbox/clock/advance', { seconds });
+      expect(status).toBe(400);
+      expect(body.details.errors[0].field).toBe('seconds');
+    }
+  });
+
+  it('only affects its own platform', async () => {
+    const other = await t.createPlatform();
+    await sandbox.api.post('/sandbox/clock/advance', { seconds: 86400 });
+    const untouched = await other.api.post('/sandbox/clock/advance', { seconds: 1 });
+    expect(untouched.body.offsetSeconds).toBe(1);
+  });
+});

@@ -1,0 +1,112 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../src/cli/commands.js';
+import { createCorridor } from '../src/corridor.js';
+import { ensureSandboxPlatform } from '../src/bootstrap.js';
+import { apiClient, testConfig } from './support/app.js';
+import { sharedTestDatabase } from './support/db.js';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+/** Runs the CLI against this worker's database (PostgreSQL) or a fresh PGlite directory. */
+async function cli(args: string[], env: Record<string, string> = {}) {
+  const lines: string[] = [];
+  const errors: string[] = [];
+  let base: Record<string, string> = {};
+  if (process.env.TEST_DATABASE_URL) {
+    await sharedTestDatabase(); // creates this worker's database
+    base = { DATABASE_URL: workerDatabaseUrl() };
+  } else {
+    const dir = mkdtempSync(join(tmpdir(), 'corridor-cli-'));
+    dirs.push(dir);
+    base = { DATA_DIR: dir };
+  }
+  const code = await runCli(args, { out: (l) => lines.push(l), err: (l) => errors.push(l), env: { ...base, LOG_LEVEL: 'silent', ...env } });
+  return { code, out: lines.join('\n'), err: errors.join('\n') };
+}
+
+function workerDatabaseUrl(): string {
+  const url = new URL(process.env.TEST_DATABASE_URL!);
+  const worker = process.env.VITEST_POOL_ID ?? process.env.VITEST_WORKER_ID ?? '0';
+  url.pathname = `/${url.pathname.slice(1) || 'test'}_${process.ppid}_w${worker}`;
+  return url.toString();
+}
+
+describe('corridor CLI', () => {
+  it('prints usage and fails on unknown commands', async () => {
+    const result = await cli(['frobnicate']);
+    expect(result.code).toBe(64);
+    expect(result.err).toContain('Usage: corridor');
+  });
+
+  it('exits non-zero naming a bad variable', async () => {
+    const result = await cli(['migrate'], { PORT: 'abc' });
+    expect(result.code).toBe(78);
+    expect(result.err).toContain('PORT');
+  });
+
+  it('migrate applies migrations and is idempotent', async () => {
+    const first = await cli(['migrate']);
+    expect(first.code).toBe(0);
+    expect(first.out).toMatch(/applied \d+ migration|up to date/);
+  });
+
+  it('platform create prints credentials that work; token create adds another', async () => {
+    const created = await cli(['platform', 'create', '--name', 'Acme', '--json']);
+    expect(created.code).toBe(0);
+    const platform = JSON.parse(created.out);
+    expect(platform).toMatchObject({ platformId: expect.stringMatching(/^Platform:/), mode: 'SANDBOX' });
+    expect(platform.tokenId).toBeTruthy();
+    expect(platform.clientSecret).toBeTruthy();
+
+    const production = await cli(['platform', 'create', '--name', 'Live', '--production', '--json']);
+    expect(JSON.parse(production.out).mode).toBe('PRODUCTION');
+
+    const missingName = await cli(['platform', 'create']);
+    expect(missingName.code).toBe(64);
+    expect(missingName.err).toContain('--name');
+
+    if (!process.env.TEST_DATABASE_URL) return; // PGlite directories differ per cli() call
+    const token = await cli(['token', 'create', '--platform', platform.platformId, '--permissions', 'VIEW', '--json']);
+    expect(token.code).toBe(0);
+    const { tokenId, clientSecret } = JSON.parse(token.out);
+    const corridor = await createCorridor({ config: testConfig(), database: await sharedTestDatabase(), logger: false });
+    try {
+      const api = apiClient(corridor, { clientId: tokenId, clientSecret });
+      expect((await api.get('/config')).status).toBe(200);
+      expect((await api.post('/tokens', { name: 'x', permissions: ['VIEW'] })).status).toBe(403);
+    } finally {
+      await corridor.close();
+    }
+    const unknownPlatform = await cli(['token', 'create', '--platform', 'Platform:nope']);
+    expect(unknownPlatform.code).toBe(64);
+    const badPermission = await cli(['token', 'create', '--platform', platform.platformId, '--permissions', 'ROOT']);
+    expect(badPermission.code).toBe(64);
+  });
+});
+
+describe('start-up sandbox platform', () => {
+  it('ensures exactly the configured credentials, idempotently', async () => {
+    const corridor = await createCorridor({ config: testConfig(), database: await sharedTestDatabase(), logger: false });
+    try {
+      const env = { tokenId: 'ci-sandbox-token', clientSecret: 'ci-sandbox-secret-0001' };
+      const first = await ensureSandboxPlatform(corridor.services, corridor.database, env);
+      expect(first.kind).toBe('created');
+      const again = await ensureSandboxPlatform(corridor.services, corridor.database, env);
+      expect(again.kind).toBe('configured');
+      const api = apiClient(corridor, { clientId: env.tokenId, clientSecret: env.clientSecret });
+      expect((await api.get('/config')).status).toBe(200);
+
+      const rotated = { ...env, clientSecret: 'ci-sandbox-secret-0002' };
+      await ensureSandboxPlatform(corridor.services, corridor.database, rotated);
+      expect((await apiClient(corridor, { clientId: env.tokenId, clientSecret: rotated.clientSecret }).get('/config')).status).toBe(200);
+      const platforms = await corridor.services.platforms.list();
+      expect(platforms.filter((p) => p.name === 'Sandbox')).toHaveLength(1);
+    } finally {
+      await corridor.close();
+    }
+  });
+});

@@ -1,0 +1,195 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiClient, startTestApp, type TestApp, type TestPlatform } from './support/app.js';
+
+let t: TestApp;
+let p: TestPlatform;
+
+beforeAll(async () => {
+  t = await startTestApp();
+  p = await t.createPlatform();
+});
+afterAll(() => t.close());
+
+describe('error envelope', () => {
+  it('401 without credentials, with WWW-Authenticate', async () => {
+    const response = await t.anonymous.get('/config');
+    expect(response.status).toBe(401);
+    expect(response.body).toEqual({ status: 401, code: 'UNAUTHORIZED', message: expect.any(String) });
+    expect(response.headers['www-authenticate']).toContain('Basic');
+  });
+
+  it('401 with a wrong secret or malformed header', async () => {
+    const wrong = apiClient(t.corridor, { clientId: p.credentials.clientId, clientSecret: 'x'.repeat(48) });
+    expect((await wrong.get('/config')).status).toBe(401);
+    const malformed = await t.anonymous.request({ method: 'GET', path: '/config', headers: { authorization: 'Basic !!!' } });
+    expect(malformed.status).toBe(401);
+    expect(malformed.body.code).toBe('UNAUTHORIZED');
+  });
+
+  it('404 envelope for unknown routes', async () => {
+    const response = await p.api.get('/no-such-thing');
+    expect(response.status).toBe(404);
+    expect(response.body).toMatchObject({ status: 404, code: 'NOT_FOUND' });
+  });
+
+  it('400 for malformed JSON and 415 for other content types', async () => {
+    const bad = await p.api.request({
+      method: 'POST',
+      path: '/tokens',
+      body: '{"name": ',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ status: 400, code: 'INVALID_INPUT' });
+
+    const text = await p.api.request({ method: 'POST', path: '/tokens', body: 'name=x', headers: { 'content-type': 'text/plain' } });
+    expect(text.status).toBe(415);
+    expect(text.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('413 for bodies over the limit', async () => {
+    const small = await startTestApp({ bodyLimitBytes: 1024 });
+    try {
+      const q = await small.createPlatform();
+      const response = await q.api.post('/tokens', { name: 'x'.repeat(5000), permissions: ['VIEW'] });
+      expect(response.status).toBe(413);
+      expect(response.body).toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('rate limits repeated authentication failures from one address', async () => {
+    const limited = await startTestApp();
+    try {
+      const wrong = apiClient(limited.corridor, { clientId: 'nobody-here', clientSecret: 'y'.repeat(20) });
+      const statuses: number[] = [];
+      for (let i = 0; i < 25; i++) statuses.push((await wrong.get('/config')).status);
+      expect(statuses.slice(0, 20).every((s) => s === 401)).toBe(true);
+      const blocked = await wrong.get('/config');
+      expect(blocked.status).toBe(429);
+      expect(blocked.body.code).toBe('RATE_LIMITED');
+      expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('Idempotency-Key', () => {
+  const body = { name: 'idem', permissions: ['VIEW'] };
+
+  it('replays the first response for the same key and request', async () => {
+    const first = await p.api.post('/tokens', body, { 'idempotency-key': 'k-replay' });
+    expect(first.status).toBe(201);
+    const second = await p.api.post('/tokens', body, { 'idempotency-key': 'k-replay' });
+    expect(second.status).toBe(201);
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    expect(second.body).toEqual(first.body);
+    const count = await t.corridor.database.db
+      .selectFrom('api_tokens')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('name', '=', 'idem')
+      .where('platform_id', '=', p.platform.id)
+      .executeTakeFirstOrThrow();
+    expect(Number(count.n)).toBe(1);
+  });
+
+  it('refuses the same key with a different request (422)', async () => {
+    await p.api.post('/tokens', body, { 'idempotency-key': 'k-mismatch' });
+    const other = await p.api.post('/tokens', { ...body, name: 'different' }, { 'idempotency-key': 'k-mismatch' });
+    expect(other.status).toBe(422);
+    expect(other.body.code).toBe('IDEMPOTENCY_KEY_MISMATCH');
+  });
+
+  it('keys are scoped to the platform', async () => {
+    const q = await t.createPlatform();
+    const mine = await p.api.post('/tokens', body, { 'idempotency-key': 'k-shared' });
+    const theirs = await q.api.post('/tokens', body, { 'idempotency-key': 'k-shared' });
+    expect(theirs.status).toBe(201);
+    expect(theirs.headers['idempotent-replayed']).toBeUndefined();
+    expect(theirs.body.id).not.toBe(mine.body.id);
+  });
+
+  it('concurrent duplicates create one object; the others replay or get 409', async () => {
+    const responses = await Promise.all(
+      Array.from({ length: 8 }, () => p.api.post('/tokens', { name: 'race', permissions: ['VIEW'] }, { 'idempotency-key': 'k-race' })),
+    );
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.every((s) => s === 201 || s === 409)).toBe(true);
+    const created = new Set(responses.filter((r) => r.status === 201).map((r) => r.body.id));
+    expect(created.size).toBe(1);
+    for (const r of responses.filter((r) => r.status === 409)) expect(r.body.code).toBe('IDEMPOTENCY_KEY_IN_USE');
+  });
+
+  it('a failed request releases its key', async () => {
+    const failed = await p.api.post('/tokens', { name: 'x', permissions: ['NOPE'] }, { 'idempotency-key': 'k-fail' });
+    expect(failed.status).toBe(400);
+    const fixed = await p.api.post('/tokens', { name: 'x', permissions: ['NOPE'] }, { 'idempotency-key': 'k-fail' });
+    expect(fixed.status).toBe(400);
+    expect(fixed.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('rejects an over-long key', async () => {
+    const response = await p.api.post('/tokens', body, { 'idempotency-key': 'k'.repeat(300) });
+    expect(response.status).toBe(400);
+    expect(response.body.details.errors[0].field).toBe('Idempotency-Key');
+  });
+});
+
+describe('operational endpoints', () => {
+  it('/healthz answers once migrations ran', async () => {
+    const response = await t.anonymous.get('/healthz');
+    expect(response.status).toBe(200);
+    expect(response.body.status).toBe('ok');
+  });
+
+  it('/metrics exposes Prometheus text', async () => {
+    await p.api.get('/config');
+    const response = await t.anonymous.get('/metrics');
+    expect(response.status).toBe(200);
+    expect(response.body).toContain('corridor_http_request_duration_seconds');
+  });
+
+  it('/docs serves the reference UI', async () => {
+    const response = await t.anonymous.get('/docs/');
+    expect(response.status).toBe(200);
+    expect(String(response.headers['content-type'])).toContain('text/html');
+  });
+});
+
+describe('/openapi.json', () => {
+  it('documents every operation with a summary and every field with a description', async () => {
+    const { status, body: doc } = await t.anonymous.get('/openapi.json');
+    expect(status).toBe(200);
+    expect(doc.openapi).toMatch(/^3\./);
+    const missing: string[] = [];
+
+    const visit = (schema: any, where: string) => {
+      if (!schema || typeof schema !== 'object') return;
+      if (schema.$ref) return;
+      for (const [name, prop] of Object.entries<any>(schema.properties ?? {})) {
+        const described = prop.description || prop.$ref || (prop.allOf ?? []).some((s: any) => s.description);
+        if (!described) missing.push(`${where}.${name}`);
+        visit(prop, `${where}.${name}`);
+      }
+      if (schema.items) visit(schema.items, `${where}[]`);
+      for (const key of ['oneOf', 'anyOf', 'allOf']) for (const [i, s] of (schema[key] ?? []).entries()) visit(s, `${where}<${key}${i}>`);
+    };
+
+    const operations = Object.entries<any>(doc.paths).flatMap(([path, item]) =>
+      Object.entries<any>(item).map(([method, op]) => ({ id: `${method.toUpperCase()} ${path}`, op })),
+    );
+    expect(operations.length).toBeGreaterThan(5);
+    for (const { id, op } of operations) {
+      if (!op.summary) missing.push(`${id}: summary`);
+      for (const param of op.parameters ?? []) if (!param.description && !param.schema?.description) missing.push(`${id}: parameter ${param.name}`);
+      for (const content of Object.values<any>(op.requestBody?.content ?? {})) visit(content.schema, `${id} body`);
+      for (const [code, response] of Object.entries<any>(op.responses ?? {})) {
+        for (const content of Object.values<any>(response.content ?? {})) visit(content.schema, `${id} ${code}`);
+      }
+    }
+    for (const [name, schema] of Object.entries<any>(doc.components?.schemas ?? {})) visit(schema, `#/components/schemas/${name}`);
+    expect(missing).toEqual([]);
+  });
+});
