@@ -31,11 +31,13 @@ export function createServices(deps: CoreDeps) {
   });
   const tokens = createTokenService({ database, clock });
   const ledger = createLedgerService({ database, clock });
-  const accounts = createAccountService({ database, clock });
-  const customers = createCustomerService({ database, clock });
-  const discovery = createDiscoveryService({ database, clock });
-  const externalAccounts = createExternalAccountService({ database, clock });
-  const rates = createRateService({ database, clock });
+  // Accounts ask customers (built next) for active customer ids only at run time: no cycle at build time.
+  const accounts = createAccountService({ database, clock, ledger, platforms, activeCustomerIds: (ex, id) => customers.activeIds(ex, id) });
+  const customers = createCustomerService({ database, clock, accounts });
+  const discovery = createDiscoveryService();
+  const externalAccounts = createExternalAccountService({ database, clock, discovery, customers });
+  customers.hooks.deleted.push((trx, platform, customerId) => externalAccounts.deleteCustomerAccounts(trx, platform, customerId));
+  const rates = createRateService({ clock });
 
   return { jobs, platforms, tokens, ledger, accounts, customers, discovery, externalAccounts, rates };
 }

@@ -19,7 +19,7 @@ import { installErrorHandling } from './errors.js';
 import { installIdempotency } from './idempotency.js';
 import { installMetrics } from './metrics.js';
 import type { Api } from './types.js';
-import { createValidation } from './validation.js';
+import { buildValidator } from './validation.js';
 
 export const API_VERSION = '2025-10-13';
 export const API_PREFIX = `/${API_VERSION}`;
@@ -44,15 +44,12 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
     // Per-request lines only at debug: at info they would double the logging cost of every call.
     logController: new LogController({ disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace' }),
     return503OnClosing: true,
+    schemaController: { compilersFactory: { buildValidator: buildValidator as any } },
     genReqId: () => crypto.randomUUID(),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const app = untyped as unknown as FastifyInstance;
-  const validation = createValidation();
-  app.setValidatorCompiler(validation.compiler);
-  const errorSchema = { ...ErrorEnvelope, $id: 'ErrorEnvelope' };
-  app.addSchema(errorSchema);
-  validation.addSharedSchema(errorSchema);
+  app.addSchema({ ...ErrorEnvelope, $id: 'ErrorEnvelope' });
   // The API speaks JSON only (multipart is added per route where files are uploaded).
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);

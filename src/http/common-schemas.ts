@@ -67,7 +67,7 @@ export const CurrencySchema = Type.Object(
     symbol: Type.String({ description: 'Display symbol.' }),
     decimals: Type.Integer({ minimum: 0, description: 'Digits after the decimal point in the smallest unit.' }),
   },
-  { title: 'Currency' },
+  { title: 'Currency', description: 'A currency: ISO 4217 code (or crypto ticker), name, symbol and decimals.' },
 );
 
 export const CurrencyAmount = Type.Object(
@@ -75,7 +75,7 @@ export const CurrencyAmount = Type.Object(
     amount: Type.Integer({ description: 'Amount in the smallest unit of the currency (cents for USD).' }),
     currency: CurrencySchema,
   },
-  { title: 'CurrencyAmount' },
+  { title: 'CurrencyAmount', description: 'An amount in the smallest unit of its currency, with the currency.' },
 );
 
 export const IdParam = (name: string, description: string) =>

@@ -21,21 +21,18 @@ function makeAjv(coerce: boolean) {
 }
 
 /**
- * One app's validators: JSON bodies validate without coercion; query strings, params and
- * headers coerce strings. Shared schemas (app.addSchema) must be added to both.
+ * Fastify's validator builder: called once per encapsulation scope with that scope's shared
+ * schemas (app.addSchema), so `$ref`s resolve in every scope. JSON bodies validate without
+ * coercion; query strings, params and headers coerce strings.
  */
-export function createValidation() {
+export function buildValidator(externalSchemas: Record<string, unknown> = {}): FastifySchemaCompiler<any> {
   const bodyAjv = makeAjv(false);
   const paramsAjv = makeAjv(true);
-  const compiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) =>
-    (httpPart === 'body' ? bodyAjv : paramsAjv).compile(schema) as any;
-  return {
-    compiler,
-    addSharedSchema(schema: { $id: string }): void {
-      bodyAjv.addSchema(schema);
-      paramsAjv.addSchema(schema);
-    },
-  };
+  for (const schema of Object.values(externalSchemas)) {
+    bodyAjv.addSchema(schema as object);
+    paramsAjv.addSchema(schema as object);
+  }
+  return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : paramsAjv).compile(schema) as any;
 }
 
 /** Turns Ajv errors into the envelope's `details.errors`, one entry per field. */
@@ -56,13 +53,20 @@ export function toFieldErrors(errors: ErrorObject[], part: string | undefined): 
       message = 'is not a known field';
     } else if (error.keyword === 'enum') {
       message = `must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
+    } else if (error.keyword === 'discriminator') {
+      // Report the tag itself: "accountInfo.accountType is missing / not a known type".
+      const { tag, error: kind } = error.params as { tag: string; error: 'tag' | 'mapping' };
+      path = path ? `${path}.${tag}` : tag;
+      message = kind === 'mapping' ? 'is not a known type' : 'is required and must be a string';
     }
     const field = `${prefix}${path}` || part || 'body';
+    const constraint = error.keyword === 'discriminator' ? (message.startsWith('is not') ? 'enum' : 'required') : error.keyword;
+    if (out.some((e) => e.field === field && (e.constraint === constraint || error.keyword === 'discriminator'))) continue;
     const key = `${field}|${error.keyword}`;
     // anyOf over literals reports each branch; keep one line per field and rule.
     if (seen.has(key) || (error.keyword === 'const' && seen.has(`${field}|anyOf`))) continue;
     seen.add(key);
-    out.push({ field, constraint: error.keyword === 'anyOf' ? 'enum' : error.keyword, message });
+    out.push({ field, constraint: error.keyword === 'anyOf' ? 'enum' : constraint, message });
   }
   // An anyOf failure repeats its branches' errors; drop those once the anyOf line exists.
   return out.filter((e) => !(e.constraint === 'const' && out.some((o) => o.field === e.field && o.constraint === 'enum')));

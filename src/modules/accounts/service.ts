@@ -1,12 +1,166 @@
 import type { Clock } from '../../core/clock.js';
-import type { Database } from '../../db/database.js';
+import type { PlatformRef, ServiceContext } from '../../core/context.js';
+import { currency } from '../../core/currencies.js';
+import { ServiceError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import type { Database, Executor, Trx } from '../../db/database.js';
+import type { Page } from '../../http/pagination.js';
+import type { LedgerBalance, LedgerService } from '../ledger/service.js';
+import type { Platform, PlatformService } from '../platform/service.js';
+import { isCryptoCurrency, newFundingReference, sandboxFundingInstructions } from './funding.js';
+import * as repo from './repository.js';
+import type { InternalAccountRow } from './repository.js';
+import type { CustomerAccountListQuery, InternalAccountType, InternalAccountView, PlatformAccountListQuery } from './schemas.js';
 
-// Placeholder: implemented in the accounts module work.
 export interface AccountServiceDeps {
   database: Database;
   clock: Clock;
+  ledger: LedgerService;
+  platforms: PlatformService;
+  /** Ids of the platform's customers that are not deleted (from the customers service). */
+  activeCustomerIds: (ex: Executor, platformId: string) => Promise<string[]>;
 }
 
-export function createAccountService(_deps: AccountServiceDeps) {
-  return {};
+/** An internal account as other modules see it. Its id is also its ledger account id. */
+export interface InternalAccount {
+  id: string;
+  platformId: string;
+  /** null for the platform's own accounts. */
+  customerId: string | null;
+  type: InternalAccountType;
+  currency: string;
+  /** Reference a depositor quotes so incoming funds are credited to this account. */
+  fundingReference: string;
+  createdAt: Date;
+  updatedAt: Date;
 }
+
+function toAccount(row: InternalAccountRow): InternalAccount {
+  return {
+    id: row.id,
+    platformId: row.platform_id,
+    customerId: row.customer_id,
+    type: row.type,
+    currency: row.currency,
+    fundingReference: row.funding_reference,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+interface Opening {
+  customerId: string | null;
+  currency: string;
+}
+
+const ZERO: LedgerBalance = { available: 0, posted: 0, updatedAt: new Date(0) };
+
+export function createAccountService(deps: AccountServiceDeps) {
+  const { database, clock, ledger } = deps;
+
+  /** Opens Corridor-held accounts (ledger account first: the internal account shares its id). */
+  async function open(trx: Trx, platform: PlatformRef, openings: Opening[]): Promise<InternalAccount[]> {
+    if (openings.length === 0) return [];
+    const now = clock.now(platform);
+    const rows: InternalAccountRow[] = openings.map((o) => ({
+      id: newId('InternalAccount'),
+      platform_id: platform.id,
+      customer_id: o.customerId,
+      type: isCryptoCurrency(o.currency) ? 'INTERNAL_CRYPTO' : 'INTERNAL_FIAT',
+      currency: o.currency,
+      funding_reference: newFundingReference(),
+      created_at: now,
+      updated_at: now,
+    }));
+    await ledger.openAccounts(
+      trx,
+      rows.map((r) => ({ id: r.id, platformId: platform.id, currency: r.currency, kind: r.customer_id ? 'CUSTOMER' : 'PLATFORM' })),
+      now,
+    );
+    await repo.insertAccounts(trx, rows);
+    return rows.map(toAccount);
+  }
+
+  async function openForPlatform(trx: Trx, platform: PlatformRef, currencies: string[]): Promise<InternalAccount[]> {
+    return open(trx, platform, [...new Set(currencies)].map((code) => ({ customerId: null, currency: code })));
+  }
+
+  /**
+   * Opens a new customer's accounts. Call it after inserting the customer row: that insert locks
+   * the platform row against a concurrent configuration change, so any currency the platform
+   * gained after `platform` was read already has its platform account, and is opened here too.
+   */
+  async function openForCustomer(trx: Trx, platform: Platform, customerId: string, currencies: string[]): Promise<InternalAccount[]> {
+    const gained = await repo.platformCurrenciesOpenedSince(trx, platform.id, platform.updatedAt);
+    const codes = [...new Set([...currencies, ...gained])];
+    return open(trx, platform, codes.map((code) => ({ customerId, currency: code })));
+  }
+
+  /** A currency added to the platform: open it for the platform and every customer not deleted. */
+  async function openAddedCurrencies(trx: Trx, platform: Platform, codes: string[]): Promise<void> {
+    const owners: Array<string | null> = [null, ...(await deps.activeCustomerIds(trx, platform.id))];
+    // A currency removed and added again: its old accounts still exist and stay in use.
+    const existing = await repo.holders(trx, platform.id, codes);
+    const openings = owners
+      .flatMap((customerId) => codes.map((code) => ({ customerId, currency: code })))
+      .filter((o) => !existing.has(`${o.customerId ?? ''}|${o.currency}`));
+    await open(trx, platform, openings);
+  }
+
+  deps.platforms.hooks.platformCreated.push((trx, platform) =>
+    openForPlatform(trx, platform, platform.supportedCurrencies.map((c) => c.currencyCode)).then(() => undefined),
+  );
+  deps.platforms.hooks.currenciesAdded.push(openAddedCurrencies);
+
+  async function getAccount(ex: Executor, platformId: string, accountId: string): Promise<InternalAccount> {
+    const row = await repo.findAccount(ex, platformId, accountId);
+    if (!row) throw new ServiceError('NOT_FOUND', 'internal account not found');
+    return toAccount(row);
+  }
+
+  async function findCustomerAccount(ex: Executor, platformId: string, customerId: string, code: string): Promise<InternalAccount | undefined> {
+    const row = await repo.findCustomerAccount(ex, platformId, customerId, code);
+    return row && toAccount(row);
+  }
+
+  function view(platform: PlatformRef, account: InternalAccount, balance: LedgerBalance): InternalAccountView {
+    const money = (amount: number) => ({ amount, currency: currency(account.currency) });
+    const updatedAt = balance.updatedAt > account.updatedAt ? balance.updatedAt : account.updatedAt;
+    return {
+      id: account.id,
+      ...(account.customerId && { customerId: account.customerId }),
+      type: account.type,
+      balance: money(balance.available),
+      totalBalance: money(balance.posted),
+      // Production platforms show no made-up bank details: deposits there need a configured rail.
+      fundingPaymentInstructions: platform.mode === 'SANDBOX' ? sandboxFundingInstructions(account) : [],
+      createdAt: account.createdAt.toISOString(),
+      updatedAt: updatedAt.toISOString(),
+    };
+  }
+
+  /** API views of accounts, with their balances read in one query. */
+  async function present(ex: Executor, platform: PlatformRef, accounts: InternalAccount[]): Promise<InternalAccountView[]> {
+    const balances = await ledger.balances(ex, accounts.map((a) => a.id));
+    return accounts.map((a) => view(platform, a, balances.get(a.id) ?? ZERO));
+  }
+
+  async function list(ctx: ServiceContext, filter: repo.AccountFilter): Promise<Page<InternalAccountView>> {
+    const page = await repo.listAccounts(database.db, ctx.platform.id, filter);
+    const data = await present(database.db, ctx.platform, page.rows.map(toAccount));
+    return { data, hasMore: page.hasMore, nextCursor: page.nextCursor, totalCount: page.totalCount };
+  }
+
+  return {
+    openForCustomer,
+    openForPlatform,
+    getAccount,
+    findCustomerAccount,
+    present,
+    presentOne: async (ex: Executor, platform: PlatformRef, account: InternalAccount) => (await present(ex, platform, [account]))[0],
+    listCustomerAccounts: (ctx: ServiceContext, query: CustomerAccountListQuery) => list(ctx, { owner: 'customers', ...query }),
+    listPlatformAccounts: (ctx: ServiceContext, query: PlatformAccountListQuery) => list(ctx, { owner: 'platform', ...query }),
+  };
+}
+
+export type AccountService = ReturnType<typeof createAccountService>;

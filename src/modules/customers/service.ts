@@ -1,12 +1,243 @@
 import type { Clock } from '../../core/clock.js';
-import type { Database } from '../../db/database.js';
+import type { PlatformRef, ServiceContext } from '../../core/context.js';
+import { invalidInput, ServiceError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import { isUniqueViolation, type Database, type Executor, type Trx } from '../../db/database.js';
+import type { Page } from '../../http/pagination.js';
+import type { AccountService } from '../accounts/service.js';
+import type { Platform } from '../platform/service.js';
+import * as repo from './repository.js';
+import type { CustomerDetails, CustomerRow } from './repository.js';
+import { checkCurrencies, checkCustomerFields, checkUmaAddress } from './rules.js';
+import type { Address, BusinessInfo, CustomerCreate, CustomerListQuery, CustomerType, CustomerUpdate, CustomerView, VerificationStatus } from './schemas.js';
 
-// Placeholder: implemented in the customers module work.
 export interface CustomerServiceDeps {
   database: Database;
   clock: Clock;
+  accounts: Pick<AccountService, 'openForCustomer'>;
 }
 
-export function createCustomerService(_deps: CustomerServiceDeps) {
-  return {};
+/** A customer as other modules see it. */
+export interface Customer {
+  id: string;
+  platformId: string;
+  platformCustomerId: string;
+  customerType: CustomerType;
+  umaAddress: string;
+  email: string | null;
+  region: string | null;
+  currencies: string[];
+  /** Individuals: identity verification; businesses: business verification. */
+  verificationStatus: VerificationStatus;
+  fullName?: string;
+  birthDate?: string;
+  nationality?: string;
+  address?: Address;
+  businessInfo?: BusinessInfo;
+  isDeleted: boolean;
+  createdAt: Date;
+  updatedAt: Date;
 }
+
+function toCustomer(row: CustomerRow): Customer {
+  return {
+    id: row.id,
+    platformId: row.platform_id,
+    platformCustomerId: row.platform_customer_id,
+    customerType: row.customer_type,
+    umaAddress: row.uma_address,
+    email: row.email,
+    region: row.region,
+    currencies: row.currencies,
+    verificationStatus: (row.customer_type === 'INDIVIDUAL' ? row.kyc_status : row.kyb_status) ?? 'UNVERIFIED',
+    ...row.details,
+    isDeleted: row.is_deleted,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** Drops fields whose value is undefined, so views carry only what is known. */
+function defined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+export function present(c: Customer): CustomerView {
+  const common = {
+    id: c.id,
+    platformCustomerId: c.platformCustomerId,
+    region: c.region ?? undefined,
+    currencies: c.currencies,
+    email: c.email ?? undefined,
+    umaAddress: c.umaAddress,
+    address: c.address,
+    createdAt: c.createdAt.toISOString(),
+    updatedAt: c.updatedAt.toISOString(),
+    isDeleted: c.isDeleted,
+  };
+  if (c.customerType === 'BUSINESS') {
+    return defined({ customerType: 'BUSINESS', ...common, kybStatus: c.verificationStatus, businessInfo: c.businessInfo });
+  }
+  const { fullName, birthDate, nationality } = c;
+  return defined({ customerType: 'INDIVIDUAL', ...common, kycStatus: c.verificationStatus, fullName, birthDate, nationality });
+}
+
+/** The unique indexes guard against races a pre-check would miss; their violations become 409s. */
+function conflict(error: unknown): unknown {
+  if (isUniqueViolation(error, repo.UNIQUE_PLATFORM_CUSTOMER_ID)) {
+    return new ServiceError('PLATFORM_CUSTOMER_ID_EXISTS', 'another customer already has this platformCustomerId');
+  }
+  if (isUniqueViolation(error, repo.UNIQUE_UMA_ADDRESS)) {
+    return new ServiceError('UMA_ADDRESS_EXISTS', 'another customer already has this UMA address');
+  }
+  return error;
+}
+
+function slug(name: string | undefined): string {
+  const plain = (name ?? '').normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
+  return plain.replace(/[^a-z0-9]+/g, '.').replace(/^\.+|\.+$/g, '').slice(0, 20).replace(/\.+$/, '') || 'customer';
+}
+
+/** `$<name>.<customer uuid in base 36>@<domain>`: readable, and unique because the id is. */
+function generatedUmaAddress(id: string, name: string | undefined, domain: string): string {
+  const uuid = id.slice(id.indexOf(':') + 1).replace(/-/g, '');
+  return `$${slug(name)}.${BigInt(`0x${uuid}`).toString(36)}@${domain}`;
+}
+
+function supportedCodes(platform: Platform): string[] {
+  return platform.supportedCurrencies.map((c) => c.currencyCode);
+}
+
+function newCustomerRow(platform: Platform, input: CustomerCreate, now: Date): CustomerRow {
+  const id = newId('Customer');
+  const individual = input.customerType === 'INDIVIDUAL' ? input : undefined;
+  const business = input.customerType === 'BUSINESS' ? input : undefined;
+  const details: CustomerDetails = individual
+    ? { fullName: individual.fullName, birthDate: individual.birthDate, nationality: individual.nationality, address: individual.address }
+    : { address: business?.address, businessInfo: business?.businessInfo };
+  const name = individual?.fullName ?? business?.businessInfo?.legalName;
+  return {
+    id,
+    platform_id: platform.id,
+    platform_customer_id: input.platformCustomerId ?? id.slice(id.indexOf(':') + 1),
+    customer_type: input.customerType,
+    uma_address: input.umaAddress ?? generatedUmaAddress(id, name, platform.umaDomain),
+    email: input.email ?? null,
+    region: input.region ?? null,
+    currencies: input.currencies ?? supportedCodes(platform),
+    kyc_status: individual ? (individual.kycStatus ?? 'UNVERIFIED') : null,
+    kyb_status: business ? (business.kybStatus ?? 'UNVERIFIED') : null,
+    details: defined(details),
+    is_deleted: false,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+function changesFor(current: CustomerRow, patch: CustomerUpdate): repo.CustomerChanges {
+  const changes: repo.CustomerChanges = { uma_address: patch.umaAddress, email: patch.email, currencies: patch.currencies };
+  if (patch.customerType === 'INDIVIDUAL') {
+    const { fullName, birthDate, nationality, address } = patch;
+    changes.kyc_status = patch.kycStatus;
+    changes.details = { ...current.details, ...defined({ fullName, birthDate, nationality, address }) };
+  } else {
+    const businessInfo = patch.businessInfo && { ...current.details.businessInfo, ...patch.businessInfo };
+    if (businessInfo && !businessInfo.legalName) {
+      throw invalidInput('businessInfo.legalName', 'businessInfo.legalName is required', 'required');
+    }
+    changes.kyb_status = patch.kybStatus;
+    changes.details = { ...current.details, ...defined({ address: patch.address, businessInfo }) };
+  }
+  return defined(changes);
+}
+
+export function createCustomerService({ database, clock, accounts }: CustomerServiceDeps) {
+  async function create(ctx: ServiceContext<Platform>, input: CustomerCreate): Promise<CustomerView> {
+    const { platform } = ctx;
+    const now = clock.now(platform);
+    checkUmaAddress(input.umaAddress);
+    checkCurrencies(input.currencies, platform);
+    checkCustomerFields(input, platform, now);
+    const row = newCustomerRow(platform, input, now);
+    try {
+      return await ctx.tx(async (trx) => {
+        await repo.insertCustomer(trx, row);
+        await accounts.openForCustomer(trx, platform, row.id, supportedCodes(platform));
+        return present(toCustomer(row));
+      });
+    } catch (error) {
+      throw conflict(error);
+    }
+  }
+
+  async function get(ctx: ServiceContext, id: string): Promise<CustomerView> {
+    const row = await repo.findCustomer(database.db, ctx.platform.id, id);
+    if (!row) throw new ServiceError('USER_NOT_FOUND', 'customer not found');
+    return present(toCustomer(row));
+  }
+
+  async function list(ctx: ServiceContext, query: CustomerListQuery): Promise<Page<CustomerView>> {
+    const page = await repo.listCustomers(database.db, ctx.platform.id, query);
+    return { data: page.rows.map((r) => present(toCustomer(r))), hasMore: page.hasMore, nextCursor: page.nextCursor, totalCount: page.totalCount };
+  }
+
+  async function update(ctx: ServiceContext<Platform>, id: string, patch: CustomerUpdate): Promise<CustomerView> {
+    const { platform } = ctx;
+    const now = clock.now(platform);
+    checkUmaAddress(patch.umaAddress);
+    checkCurrencies(patch.currencies, platform);
+    checkCustomerFields(patch, platform, now);
+    try {
+      return await ctx.tx(async (trx) => {
+        const current = await repo.findCustomer(trx, platform.id, id, true);
+        if (!current) throw new ServiceError('USER_NOT_FOUND', 'customer not found');
+        if (current.is_deleted) throw new ServiceError('CUSTOMER_DELETED', 'the customer has been deleted');
+        if (current.customer_type !== patch.customerType) {
+          throw invalidInput('customerType', `the customer is ${current.customer_type}; its type cannot change`, 'immutable');
+        }
+        return present(toCustomer(await repo.updateCustomer(trx, id, changesFor(current, patch), now)));
+      });
+    } catch (error) {
+      throw conflict(error);
+    }
+  }
+
+  const hooks: { deleted: Array<(trx: Trx, platform: PlatformRef, customerId: string) => Promise<unknown>> } = { deleted: [] };
+
+  async function remove(ctx: ServiceContext, id: string): Promise<CustomerView> {
+    return ctx.tx(async (trx) => {
+      const deleted = await repo.markDeleted(trx, ctx.platform.id, id, clock.now(ctx.platform));
+      if (deleted) {
+        for (const hook of hooks.deleted) await hook(trx, ctx.platform, id);
+        return present(toCustomer(deleted));
+      }
+      const existing = await repo.findCustomer(trx, ctx.platform.id, id);
+      throw existing
+        ? new ServiceError('CUSTOMER_DELETED', 'the customer has already been deleted')
+        : new ServiceError('USER_NOT_FOUND', 'customer not found');
+    });
+  }
+
+  /** The customer, for modules acting on one; deleted customers count as missing. */
+  async function requireCustomer(ex: Executor, platformId: string, customerId: string): Promise<Customer> {
+    const row = await repo.findCustomer(ex, platformId, customerId);
+    if (!row || row.is_deleted) throw new ServiceError('USER_NOT_FOUND', 'customer not found');
+    return toCustomer(row);
+  }
+
+  return {
+    /** What other domains do when a customer is deleted, in the same transaction. */
+    hooks,
+    create,
+    get,
+    list,
+    update,
+    remove,
+    requireCustomer,
+    present,
+    /** Ids of the platform's customers that are not deleted. */
+    activeIds: (ex: Executor, platformId: string) => repo.activeCustomerIds(ex, platformId),
+  };
+}
+
+export type CustomerService = ReturnType<typeof createCustomerService>;

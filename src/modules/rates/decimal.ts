@@ -1,4 +1,4 @@
-import Decimal from 'decimal.js';
+import { Decimal } from 'decimal.js';
 
 /**
  * The decimal type of the rates module. 64 significant digits keep every product exact: an amount
