@@ -36,6 +36,14 @@ export interface Config {
   dbPoolSize: number;
   /** Whether this process runs the background workers (jobs, webhook delivery). */
   runWorkers: boolean;
+  /** SMTP server for one-time-password emails (smtp: or smtps: URL); unset: the dev outbox. */
+  smtpUrl?: string;
+  /** Sender address of one-time-password emails. */
+  smtpFrom: string;
+  /** Lifetime of an embedded-wallet session. */
+  sessionLifetimeSeconds: number;
+  /** 32-byte key (64 hex characters) that encrypts wallet secrets at rest; unset: a development key. */
+  walletEncryptionKey?: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -70,6 +78,22 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
     throw new ConfigError(name, `must use ${protocols.join(' or ')}, got ${parsed.protocol}`);
   }
   return raw;
+}
+
+function emailAddress(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[^<>@\s]+@[^<>@\s]+$|^[^<>]*<[^<>@\s]+@[^<>@\s]+>$/.test(raw.trim())) {
+    throw new ConfigError(name, `must be an email address, optionally as "Name <address>", got "${raw}"`);
+  }
+  return raw.trim();
+}
+
+function hexKey(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[0-9a-fA-F]{64}$/.test(raw)) throw new ConfigError(name, 'must be 64 hex characters (a 32-byte key)');
+  return raw.toLowerCase();
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -111,5 +135,9 @@ export function loadConfig(env: Env = process.env): Config {
     quoteLifetimeSeconds: integer(env, 'QUOTE_LIFETIME_SECONDS', 300, 10, 3600),
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 200),
     runWorkers: boolean(env, 'RUN_WORKERS', true),
+    smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    smtpFrom: emailAddress(env, 'SMTP_FROM', 'Corridor <no-reply@corridor.localhost>'),
+    sessionLifetimeSeconds: integer(env, 'SESSION_LIFETIME_SECONDS', 900, 60, 86_400),
+    walletEncryptionKey: hexKey(env, 'WALLET_ENCRYPTION_KEY'),
   };
 }

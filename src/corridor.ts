@@ -60,6 +60,7 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
     log,
     startWorkers() {
       services.jobs.start();
+      services.webhooks.start();
       maintenance = setInterval(() => {
         pruneIdempotencyKeys(database, clock.realNowMs()).catch((err) => log.warn({ err }, 'idempotency pruning failed'));
       }, MAINTENANCE_INTERVAL_MS).unref();
@@ -67,6 +68,7 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
     async close() {
       if (maintenance) clearInterval(maintenance);
       await services.jobs.stop();
+      await services.webhooks.stop();
       await app.close();
       if (ownsDatabase) await database.close();
     },

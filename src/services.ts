@@ -11,6 +11,14 @@ import { createLedgerService } from './modules/ledger/service.js';
 import { createPlatformService } from './modules/platform/service.js';
 import { createRateService } from './modules/rates/service.js';
 import { createTokenService } from './modules/tokens/service.js';
+import { createWalletKeys } from './modules/wallets/crypto/secrets.js';
+import { createWalletService } from './modules/wallets/service.js';
+import { createWebhookService } from './modules/webhooks/service.js';
+import { createSandboxService } from './modules/sandbox/service.js';
+import { createTransferService } from './modules/transfers/service.js';
+import { createIncomingPayments } from './modules/transactions/incoming.js';
+import { createTransactionService } from './modules/transactions/service.js';
+import { createQuoteService } from './modules/quotes/service.js';
 
 export interface CoreDeps {
   config: Config;
@@ -23,9 +31,11 @@ export interface CoreDeps {
 export function createServices(deps: CoreDeps) {
   const { database, clock, log, config } = deps;
   const jobs = new JobRunner({ database, clock, log });
+  const walletKeys = createWalletKeys(config.walletEncryptionKey);
   const platforms = createPlatformService({
     database,
     clock,
+    exportSignerPublicKey: walletKeys.exportSigner.publicKeyHex,
     defaultUmaDomain: new URL(config.publicUrl).host,
     runDueJobs: (platformId) => jobs.runDue(platformId),
   });
@@ -38,8 +48,34 @@ export function createServices(deps: CoreDeps) {
   const externalAccounts = createExternalAccountService({ database, clock, discovery, customers });
   customers.hooks.deleted.push((trx, platform, customerId) => externalAccounts.deleteCustomerAccounts(trx, platform, customerId));
   const rates = createRateService({ clock });
+  const wallets = createWalletService({ database, clock, log, config, keys: walletKeys, accounts, customers });
+  const webhooks = createWebhookService({ database, clock, log, platforms });
+  const transactions = createTransactionService({ database, clock });
+  const incomingPayments = createIncomingPayments({ database, clock, ledger, transactions, jobs, wakeWebhooks: () => webhooks.wake() });
+  incomingPayments.registerJobs((id) => platforms.get(id));
+  webhooks.onApproval('INCOMING_PAYMENT.PENDING', async (info) => {
+    const platform = await platforms.get(info.event.platformId);
+    if (platform) await incomingPayments.onWebhookAnswer(platform, info);
+  });
+  const sandbox = createSandboxService({ database, ledger, accounts });
+  const transfers = createTransferService({ database, clock, log, ledger, transactions, accounts, externalAccounts, customers, platforms, jobs });
+  transfers.registerJobs();
 
-  return { jobs, platforms, tokens, ledger, accounts, customers, discovery, externalAccounts, rates };
+  const quotes = createQuoteService({
+    database,
+    clock,
+    log,
+    ledger,
+    transactions,
+    accounts,
+    externalAccounts,
+    customers,
+    rates,
+    quoteLifetimeMs: config.quoteLifetimeSeconds * 1000,
+  });
+  quotes.registerJobs(jobs, (id) => platforms.get(id));
+
+  return { jobs, platforms, webhooks, tokens, ledger, accounts, customers, discovery, externalAccounts, rates, wallets, transactions, incomingPayments, sandbox, transfers, quotes };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/commands.js';
 import { createCorridor } from '../src/corridor.js';
-import { ensureSandboxPlatform } from '../src/bootstrap.js';
+import { createPlatformWithToken, ensureSandboxPlatform } from '../src/bootstrap.js';
 import { apiClient, testConfig } from './support/app.js';
 import { sharedTestDatabase } from './support/db.js';
 
@@ -85,6 +85,34 @@ describe('corridor CLI', () => {
     expect(unknownPlatform.code).toBe(64);
     const badPermission = await cli(['token', 'create', '--platform', platform.platformId, '--permissions', 'ROOT']);
     expect(badPermission.code).toBe(64);
+  });
+});
+
+describe('corridor ledger verify', () => {
+  it('passes on a consistent ledger and exits 1 naming a drifted account', async () => {
+    const empty = await cli(['ledger', 'verify']);
+    expect(empty.code).toBe(0);
+    expect(empty.out).toContain('ledger OK');
+    if (!process.env.TEST_DATABASE_URL) return; // the rest needs the CLI and the app on one database
+
+    const corridor = await createCorridor({ config: testConfig(), database: await sharedTestDatabase(), logger: false });
+    try {
+      const { platform, token } = await createPlatformWithToken(corridor.services, { name: 'Verify', mode: 'SANDBOX' }, corridor.database);
+      const api = apiClient(corridor, { clientId: token.clientId, clientSecret: token.clientSecret! });
+      const customer = await api.post('/customers', { customerType: 'INDIVIDUAL', fullName: 'V Erify' });
+      const account = (await api.get('/customers/internal-accounts', { customerId: customer.body.id, currency: 'USD' })).body.data[0].id;
+      await api.post(`/sandbox/internal-accounts/${account}/fund`, { amount: 1_000 });
+      expect((await cli(['ledger', 'verify', '--platform', platform.id])).code).toBe(0);
+
+      await corridor.database.db.updateTable('ledger_accounts').set({ posted_credits: 999 }).where('id', '=', account).execute();
+      const broken = await cli(['ledger', 'verify', '--platform', platform.id, '--json']);
+      expect(broken.code).toBe(1);
+      const report = JSON.parse(broken.out);
+      expect(report.problems.some((line: string) => line.includes(account))).toBe(true);
+      await corridor.database.db.updateTable('ledger_accounts').set({ posted_credits: 1_000 }).where('id', '=', account).execute();
+    } finally {
+      await corridor.close();
+    }
   });
 });
 

@@ -193,3 +193,27 @@ describe('/openapi.json', () => {
     expect(missing).toEqual([]);
   });
 });
+
+describe('request bodies', () => {
+  it('a DELETE with a JSON content type and no body is fine', async () => {
+    const created = await p.api.post('/tokens', { name: 'to delete', permissions: ['VIEW'] });
+    const response = await p.api.request({ method: 'DELETE', path: `/tokens/${created.body.id}`, headers: { 'content-type': 'application/json' } });
+    expect(response.status).toBe(204);
+  });
+
+  it('a POST with no body where one is required is a 400 naming the body', async () => {
+    const response = await p.api.request({ method: 'POST', path: '/tokens', headers: { 'content-type': 'application/json' } });
+    expect(response.status).toBe(400);
+    expect(response.body.code).toBe('INVALID_INPUT');
+  });
+
+  it('refuses prototype poisoning', async () => {
+    const response = await p.api.request({
+      method: 'POST',
+      path: '/tokens',
+      body: '{"name":"x","permissions":["VIEW"],"__proto__":{"admin":true}}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(response.status).toBe(400);
+  });
+});

@@ -16,6 +16,7 @@ Commands:
                                           create a platform and its first API token
   token create --platform ID [--name NAME] [--permissions VIEW,TRANSACT,MANAGE] [--json]
                                           create an API token for a platform
+  ledger verify [--platform ID] [--json]  check the ledger's invariants; exits 1 on any problem
 
 Configuration comes from the environment (PORT, HOST, DATABASE_URL, DATA_DIR, LOG_LEVEL, ...);
 see the README.`;
@@ -158,6 +159,27 @@ async function tokenCreate(config: Config, args: string[]): Promise<void> {
   out(`Client secret:  ${token.clientSecret}   (shown once; store it now)`);
 }
 
+async function ledgerVerify(config: Config, args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { platform: { type: 'string' }, json: { type: 'boolean', default: false } } });
+  return withCorridor(config, async (c) => {
+    if (!values.json) out(`Checking the ledger${values.platform ? ` of ${values.platform}` : ''}…`);
+    const { db } = c.database;
+    const report = await c.services.ledger.verify(db, values.platform);
+    const holders = await c.services.ledger.transactionsWithPendingLegs(db, values.platform);
+    const dangling = await c.services.transactions.terminalAmong(db, holders);
+    const problems = [
+      ...report.problems.map((p) => `${p.platformId} ${p.currency}${p.accountId ? ` account ${p.accountId}` : ''}: ${p.message}`),
+      ...dangling.map((t) => `transaction ${t.id} is ${t.status} but still holds funds (pending ledger transfers)`),
+    ];
+    if (values.json) out(JSON.stringify({ accounts: report.accounts, transfers: report.transfers, problems }));
+    else {
+      for (const line of problems) out(`  ✗ ${line}`);
+      out(problems.length === 0 ? `ledger OK: ${report.accounts} accounts, ${report.transfers} transfers` : `ledger has ${problems.length} problem(s)`);
+    }
+    return problems.length === 0 ? 0 : 1;
+  });
+}
+
 export async function runCli(argv: string[], cliIo: Partial<CliIo> = {}): Promise<number> {
   io = { ...io, ...cliIo };
   const [command, sub, ...rest] = argv;
@@ -171,6 +193,7 @@ export async function runCli(argv: string[], cliIo: Partial<CliIo> = {}): Promis
     else if (command === 'migrate') await migrate(config);
     else if (command === 'platform' && sub === 'create') await platformCreate(config, rest);
     else if (command === 'token' && sub === 'create') await tokenCreate(config, rest);
+    else if (command === 'ledger' && sub === 'verify') return await ledgerVerify(config, rest);
     else throw new UsageError(`unknown command: ${argv.join(' ')}`);
     return 0;
   } catch (error) {

@@ -29,7 +29,9 @@ export interface MigrationReport {
 
 /** Brings the schema up to date; safe to run from several processes at once (Kysely takes a lock). */
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationReport> {
-  const migrator = new Migrator({ db, provider: new SqlFileMigrationProvider(MIGRATIONS_DIR) });
+  // Unordered: work merged from parallel branches may add a migration that sorts before one a
+  // development database already applied; each migration still runs exactly once.
+  const migrator = new Migrator({ db, provider: new SqlFileMigrationProvider(MIGRATIONS_DIR), allowUnorderedMigrations: true });
   const { error, results = [] } = await migrator.migrateToLatest();
   if (error) {
     const failed = results.find((r) => r.status === 'Error');

@@ -10,8 +10,14 @@ import { customerRoutes } from '../modules/customers/routes.js';
 import { discoveryRoutes } from '../modules/discovery/routes.js';
 import { externalAccountRoutes } from '../modules/external-accounts/routes.js';
 import { platformRoutes } from '../modules/platform/routes.js';
+import { quoteRoutes } from '../modules/quotes/routes.js';
 import { rateRoutes } from '../modules/rates/routes.js';
+import { sandboxRoutes } from '../modules/sandbox/routes.js';
+import { transactionRoutes } from '../modules/transactions/routes.js';
 import { tokenRoutes } from '../modules/tokens/routes.js';
+import { transferRoutes } from '../modules/transfers/routes.js';
+import { walletRoutes } from '../modules/wallets/routes.js';
+import { webhookRoutes } from '../modules/webhooks/routes.js';
 import type { CoreDeps, Services } from '../services.js';
 import { installAuth } from './auth.js';
 import { ErrorEnvelope } from './common-schemas.js';
@@ -32,6 +38,12 @@ function registerApi(api: Api, services: Services): void {
   externalAccountRoutes(api, services);
   discoveryRoutes(api, services);
   rateRoutes(api, services);
+  quoteRoutes(api, services);
+  walletRoutes(api, services);
+  webhookRoutes(api, services);
+  transactionRoutes(api, services);
+  sandboxRoutes(api, services);
+  transferRoutes(api, services);
 }
 
 export async function buildHttpApp(deps: CoreDeps, services: Services, options: { logger: Logger | false }): Promise<FastifyInstance> {
@@ -50,8 +62,14 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
 
   const app = untyped as unknown as FastifyInstance;
   app.addSchema({ ...ErrorEnvelope, $id: 'ErrorEnvelope' });
-  // The API speaks JSON only (multipart is added per route where files are uploaded).
-  app.removeContentTypeParser('text/plain');
+  // The API speaks JSON only (multipart is added per route where files are uploaded). An empty
+  // body with a JSON content type is no body (clients send the header on DELETE too).
+  app.removeContentTypeParser(['text/plain', 'application/json']);
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, undefined);
+    else parseJson(request, body as string, done);
+  });
   installErrorHandling(app);
   installMetrics(app);
 

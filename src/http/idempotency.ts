@@ -59,7 +59,8 @@ function requestHash(request: FastifyRequest): string {
  * Idempotency-Key on POST: the first request claims the key; its response is stored in the same
  * transaction as its work (through `ctx.tx`), so a retry gets exactly that response
  * (`Idempotent-Replayed: true`). A different request under the same key gets 422, a retry while
- * the first still runs gets 409. A request that fails changed nothing, so its key is released.
+ * the first still runs gets 409. A request that fails changed nothing, so its key is released;
+ * so is one answered 202 (a signed-retry challenge: the signed retry is the real request).
  */
 export function installIdempotency(app: FastifyInstance, deps: { database: Database; clock: Clock }): void {
   const { db } = deps.database;
@@ -140,7 +141,8 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
   app.addHook('onSend', async (request, reply, payload) => {
     const claim = request.idempotency;
     if (!claim || claim.recorded) return payload;
-    if (reply.statusCode >= 200 && reply.statusCode < 300) {
+    // 202 is a signed-retry challenge, not the outcome: the signed retry reuses the same key.
+    if (reply.statusCode >= 200 && reply.statusCode < 300 && reply.statusCode !== 202) {
       const body = typeof payload === 'string' && payload.length > 0 ? JSON.parse(payload) : null;
       await storeResponse(db, claim, reply.statusCode, body);
     } else {

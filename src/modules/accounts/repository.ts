@@ -54,6 +54,11 @@ export async function findAccount(ex: Executor, platformId: string, id: string):
   return ex.selectFrom('internal_accounts').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
 }
 
+export async function findAccounts(ex: Executor, platformId: string, ids: string[]): Promise<InternalAccountRow[]> {
+  if (ids.length === 0) return [];
+  return ex.selectFrom('internal_accounts').selectAll().where('platform_id', '=', platformId).where('id', 'in', ids).execute();
+}
+
 export async function findCustomerAccount(
   ex: Executor,
   platformId: string,
@@ -71,13 +76,18 @@ export async function findCustomerAccount(
 }
 
 /** Who already holds a Corridor-held account in these currencies: `customerId|currency` ('' for the platform). */
-export async function holders(ex: Executor, platformId: string, currencies: string[]): Promise<Set<string>> {
+export async function holders(
+  ex: Executor,
+  platformId: string,
+  currencies: string[],
+  types: InternalAccountType[] = ['INTERNAL_FIAT', 'INTERNAL_CRYPTO'],
+): Promise<Set<string>> {
   const rows = await ex
     .selectFrom('internal_accounts')
     .select(['customer_id', 'currency'])
     .where('platform_id', '=', platformId)
     .where('currency', 'in', currencies)
-    .where('type', 'in', ['INTERNAL_FIAT', 'INTERNAL_CRYPTO'])
+    .where('type', 'in', types)
     .execute();
   return new Set(rows.map((r) => `${r.customer_id ?? ''}|${r.currency}`));
 }

@@ -67,6 +67,8 @@ export const DepositDetails = Type.Object(
     address: text('Wallet address to send the asset to.'),
     assetType: text('Asset the wallet address accepts (BTC, USDC, USDT).'),
     reference: text('Reference to quote with the payment (memo, remittance information) so it is credited to this account.'),
+    invoice: text('Lightning (BOLT11) invoice for the exact amount (SPARK_WALLET funding of a quote).'),
+    payloadToSign: text('EMBEDDED_WALLET quote sources: the exact string to sign with the wallet session key; send the signature as Service-Wallet-Signature on execute.'),
   },
   { title: 'DepositDetails', description: 'Bank details or wallet address to send the deposit to.' },
 );

@@ -5,7 +5,8 @@ import { ServiceError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { Database, Executor, Trx } from '../../db/database.js';
 import type { Page } from '../../http/pagination.js';
-import type { LedgerBalance, LedgerService } from '../ledger/service.js';
+import { emitEvents } from '../../core/events.js';
+import type { BalanceChange, LedgerBalance, LedgerService } from '../ledger/service.js';
 import type { Platform, PlatformService } from '../platform/service.js';
 import { isCryptoCurrency, newFundingReference, sandboxFundingInstructions } from './funding.js';
 import * as repo from './repository.js';
@@ -51,6 +52,8 @@ function toAccount(row: InternalAccountRow): InternalAccount {
 interface Opening {
   customerId: string | null;
   currency: string;
+  /** Default: INTERNAL_CRYPTO or INTERNAL_FIAT by currency. */
+  type?: InternalAccountType;
 }
 
 const ZERO: LedgerBalance = { available: 0, posted: 0, updatedAt: new Date(0) };
@@ -66,7 +69,7 @@ export function createAccountService(deps: AccountServiceDeps) {
       id: newId('InternalAccount'),
       platform_id: platform.id,
       customer_id: o.customerId,
-      type: isCryptoCurrency(o.currency) ? 'INTERNAL_CRYPTO' : 'INTERNAL_FIAT',
+      type: o.type ?? (isCryptoCurrency(o.currency) ? 'INTERNAL_CRYPTO' : 'INTERNAL_FIAT'),
       currency: o.currency,
       funding_reference: newFundingReference(),
       created_at: now,
@@ -93,7 +96,22 @@ export function createAccountService(deps: AccountServiceDeps) {
   async function openForCustomer(trx: Trx, platform: Platform, customerId: string, currencies: string[]): Promise<InternalAccount[]> {
     const gained = await repo.platformCurrenciesOpenedSince(trx, platform.id, platform.updatedAt);
     const codes = [...new Set([...currencies, ...gained])];
-    return open(trx, platform, codes.map((code) => ({ customerId, currency: code })));
+    // Read fresh: the customer row inserted before holds off concurrent configuration changes.
+    const wallets = (await deps.platforms.read(trx, platform.id))?.embeddedWallets.currencies ?? [];
+    return open(trx, platform, [
+      ...codes.map((code) => ({ customerId, currency: code })),
+      ...wallets.map((code) => ({ customerId, currency: code, type: 'EMBEDDED_WALLET' as const })),
+    ]);
+  }
+
+  /** Currencies added to the platform's embedded wallets: a wallet in each for every customer not deleted. */
+  async function openAddedWallets(trx: Trx, platform: Platform, codes: string[]): Promise<void> {
+    const customers = await deps.activeCustomerIds(trx, platform.id);
+    const existing = await repo.holders(trx, platform.id, codes, ['EMBEDDED_WALLET']);
+    const openings = customers
+      .flatMap((customerId) => codes.map((code) => ({ customerId, currency: code, type: 'EMBEDDED_WALLET' as const })))
+      .filter((o) => !existing.has(`${o.customerId}|${o.currency}`));
+    await open(trx, platform, openings);
   }
 
   /** A currency added to the platform: open it for the platform and every customer not deleted. */
@@ -111,6 +129,20 @@ export function createAccountService(deps: AccountServiceDeps) {
     openForPlatform(trx, platform, platform.supportedCurrencies.map((c) => c.currencyCode)).then(() => undefined),
   );
   deps.platforms.hooks.currenciesAdded.push(openAddedCurrencies);
+  deps.platforms.hooks.walletCurrenciesAdded.push(openAddedWallets);
+  ledger.hooks.balancesChanged.push(emitBalanceUpdates);
+
+  /** INTERNAL_ACCOUNT.BALANCE_UPDATED for every internal account whose balance just changed. */
+  async function emitBalanceUpdates(trx: Trx, platform: PlatformRef, changes: BalanceChange[]): Promise<void> {
+    const rows = await repo.findAccounts(trx, platform.id, changes.map((c) => c.accountId));
+    const now = clock.now(platform);
+    const byId = new Map(changes.map((c) => [c.accountId, { available: c.available, posted: c.posted, updatedAt: now }]));
+    const events = rows.map((row) => ({
+      type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED' as const,
+      data: view(platform, toAccount(row), byId.get(row.id) ?? ZERO),
+    }));
+    await emitEvents(trx, platform, events, clock);
+  }
 
   async function getAccount(ex: Executor, platformId: string, accountId: string): Promise<InternalAccount> {
     const row = await repo.findAccount(ex, platformId, accountId);

@@ -81,3 +81,25 @@ export async function selectBalances(ex: Executor, ids: string[]): Promise<Map<s
   }
   return balances;
 }
+
+/** Creates a system account if it does not exist yet (concurrent callers are fine). */
+export async function insertSystemAccount(
+  ex: Executor,
+  account: { id: string; platformId: string; currency: string; code: string },
+  now: Date,
+): Promise<void> {
+  await ex
+    .insertInto('ledger_accounts')
+    .values({
+      id: account.id,
+      platform_id: account.platformId,
+      currency: account.currency,
+      kind: 'SYSTEM',
+      code: account.code,
+      no_balance_check: true,
+      created_at: now,
+      updated_at: now,
+    })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
+}

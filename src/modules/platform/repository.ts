@@ -1,6 +1,8 @@
-import type { Executor, Trx } from '../../db/database.js';
+import type { Selectable } from 'kysely';
+import type { DB, Executor, Trx } from '../../db/database.js';
 import { toJson } from '../../db/database.js';
 import type { Json } from '../../db/schema.js';
+import type { EmbeddedWalletSettings } from './embedded-wallets.js';
 import type { CurrencyConfigInput, FeeSchedule } from './schemas.js';
 
 declare module '../../db/schema.js' {
@@ -16,6 +18,7 @@ declare module '../../db/schema.js' {
       webhook_endpoint: string | null;
       supported_currencies: Json<CurrencyConfigInput[]>;
       fees: Json<FeeSchedule>;
+      embedded_wallets: Json<EmbeddedWalletSettings>;
       clock_offset_ms: number;
       created_at: Date;
       updated_at: Date;
@@ -34,26 +37,13 @@ export interface Platform {
   webhookEndpoint: string | null;
   supportedCurrencies: CurrencyConfigInput[];
   fees: FeeSchedule;
+  embeddedWallets: EmbeddedWalletSettings;
   clockOffsetMs: number;
   createdAt: Date;
   updatedAt: Date;
 }
 
-type Row = {
-  id: string;
-  config_id: string;
-  name: string;
-  mode: 'SANDBOX' | 'PRODUCTION';
-  is_regulated_financial_institution: boolean;
-  uma_domain: string;
-  proxy_uma_subdomain: string | null;
-  webhook_endpoint: string | null;
-  supported_currencies: CurrencyConfigInput[];
-  fees: FeeSchedule;
-  clock_offset_ms: number;
-  created_at: Date;
-  updated_at: Date;
-};
+type Row = Selectable<DB['platforms']>;
 
 function toPlatform(row: Row): Platform {
   return {
@@ -67,6 +57,7 @@ function toPlatform(row: Row): Platform {
     webhookEndpoint: row.webhook_endpoint,
     supportedCurrencies: row.supported_currencies,
     fees: row.fees,
+    embeddedWallets: row.embedded_wallets,
     clockOffsetMs: row.clock_offset_ms,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -87,6 +78,7 @@ export async function insertPlatform(trx: Trx, p: Platform): Promise<void> {
       webhook_endpoint: p.webhookEndpoint,
       supported_currencies: toJson(p.supportedCurrencies),
       fees: toJson(p.fees),
+      embedded_wallets: toJson(p.embeddedWallets),
       clock_offset_ms: p.clockOffsetMs,
       created_at: p.createdAt,
       updated_at: p.updatedAt,
@@ -109,7 +101,7 @@ export async function listPlatforms(ex: Executor): Promise<Platform[]> {
 export async function updatePlatformConfig(
   trx: Trx,
   id: string,
-  patch: Partial<Pick<Platform, 'umaDomain' | 'proxyUmaSubdomain' | 'webhookEndpoint' | 'supportedCurrencies' | 'fees'>>,
+  patch: Partial<Pick<Platform, 'umaDomain' | 'proxyUmaSubdomain' | 'webhookEndpoint' | 'supportedCurrencies' | 'fees' | 'embeddedWallets'>>,
   updatedAt: Date,
 ): Promise<Platform> {
   const row = await trx
@@ -120,6 +112,7 @@ export async function updatePlatformConfig(
       ...(patch.webhookEndpoint !== undefined && { webhook_endpoint: patch.webhookEndpoint }),
       ...(patch.supportedCurrencies !== undefined && { supported_currencies: toJson(patch.supportedCurrencies) }),
       ...(patch.fees !== undefined && { fees: toJson(patch.fees) }),
+      ...(patch.embeddedWallets !== undefined && { embedded_wallets: toJson(patch.embeddedWallets) }),
       updated_at: updatedAt,
     })
     .where('id', '=', id)

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { CurrencyCode, DateTime, StringEnum } from '../../http/common-schemas.js';
+import { EmbeddedWalletSettingsUpdate, EmbeddedWalletSettingsView } from './embedded-wallets.js';
 
 export const CUSTOMER_INFO_FIELDS = [
   'FULL_NAME',
@@ -109,6 +110,7 @@ export const PlatformConfig = Type.Object(
       description: 'Set by the operator at platform creation. When false, customers must be verified before they send.',
     }),
     fees: FeeSchedule,
+    embeddedWallets: EmbeddedWalletSettingsView,
     createdAt: DateTime('When the platform was created.'),
     updatedAt: DateTime('When the configuration last changed.'),
   },
@@ -140,6 +142,7 @@ export const PlatformConfigUpdate = Type.Object(
       }),
     ),
     fees: Type.Optional(FeeSchedule),
+    embeddedWallets: Type.Optional(EmbeddedWalletSettingsUpdate),
   },
   { additionalProperties: false },
 );

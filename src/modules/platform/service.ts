@@ -4,8 +4,9 @@ import { invalidInput, ServiceError, type FieldError } from '../../core/errors.j
 import { isCurrencyCode } from '../../core/currencies.js';
 import { newId } from '../../core/ids.js';
 import { shiftPlatformJobs } from '../../core/jobs.js';
-import type { Database, Trx } from '../../db/database.js';
+import type { Database, Executor, Trx } from '../../db/database.js';
 import { DEFAULT_CURRENCIES, DEFAULT_FEES, defaultCurrencyConfig, presentCurrencyConfig } from './currency-defaults.js';
+import { DEFAULT_EMBEDDED_WALLETS, mergeEmbeddedWallets, validateEmbeddedWallets } from './embedded-wallets.js';
 import * as repo from './repository.js';
 import type { Platform } from './repository.js';
 import type { CurrencyConfigInput, FeeSchedule, PlatformConfigUpdate, PlatformConfigView } from './schemas.js';
@@ -16,6 +17,8 @@ export type { Platform } from './repository.js';
 export interface PlatformHooks {
   platformCreated: Array<(trx: Trx, platform: Platform) => Promise<void>>;
   currenciesAdded: Array<(trx: Trx, platform: Platform, codes: string[]) => Promise<void>>;
+  /** Currencies added to `embeddedWallets.currencies`: every customer gets a wallet in them. */
+  walletCurrenciesAdded: Array<(trx: Trx, platform: Platform, codes: string[]) => Promise<void>>;
 }
 
 export interface PlatformServiceDeps {
@@ -25,6 +28,8 @@ export interface PlatformServiceDeps {
   defaultUmaDomain: string;
   /** Runs the platform's jobs that are due (the job runner's `runDue`). */
   runDueJobs: (platformId: string) => Promise<number>;
+  /** Public key that signs wallet export bundles (shown in `embeddedWallets`). */
+  exportSignerPublicKey?: string;
 }
 
 export interface NewPlatform {
@@ -39,7 +44,7 @@ const CACHE_TTL_MS = 1000;
 
 export function createPlatformService(deps: PlatformServiceDeps) {
   const { database, clock } = deps;
-  const hooks: PlatformHooks = { platformCreated: [], currenciesAdded: [] };
+  const hooks: PlatformHooks = { platformCreated: [], currenciesAdded: [], walletCurrenciesAdded: [] };
   const cache = new Map<string, { platform: Platform; expiresAtMs: number }>();
 
   function remember(platform: Platform): Platform {
@@ -61,6 +66,7 @@ export function createPlatformService(deps: PlatformServiceDeps) {
         webhookEndpoint: null,
         supportedCurrencies: (input.currencies ?? DEFAULT_CURRENCIES).map(defaultCurrencyConfig),
         fees: DEFAULT_FEES,
+        embeddedWallets: DEFAULT_EMBEDDED_WALLETS,
         clockOffsetMs: 0,
         createdAt: now,
         updatedAt: now,
@@ -93,6 +99,7 @@ export function createPlatformService(deps: PlatformServiceDeps) {
       supportedCurrencies: platform.supportedCurrencies.map(presentCurrencyConfig),
       isRegulatedFinancialInstitution: platform.isRegulatedFinancialInstitution,
       fees: platform.fees,
+      embeddedWallets: { ...platform.embeddedWallets, ...(deps.exportSignerPublicKey && { exportSignerPublicKey: deps.exportSignerPublicKey }) },
       createdAt: platform.createdAt.toISOString(),
       updatedAt: platform.updatedAt.toISOString(),
     };
@@ -105,6 +112,11 @@ export function createPlatformService(deps: PlatformServiceDeps) {
     const updated = await ctx.tx(async (trx) => {
       const before = await repo.findPlatform(trx, ctx.platform.id, true);
       if (!before) throw new ServiceError('NOT_FOUND', 'platform not found');
+      const embeddedWallets = patch.embeddedWallets && mergeEmbeddedWallets(before.embeddedWallets, patch.embeddedWallets);
+      if (embeddedWallets || patch.supportedCurrencies) {
+        const supported = (patch.supportedCurrencies ?? before.supportedCurrencies).map((c) => c.currencyCode);
+        validateEmbeddedWallets(embeddedWallets ?? before.embeddedWallets, supported);
+      }
       const after = await repo.updatePlatformConfig(
         trx,
         before.id,
@@ -114,12 +126,16 @@ export function createPlatformService(deps: PlatformServiceDeps) {
           webhookEndpoint,
           supportedCurrencies: patch.supportedCurrencies,
           fees: patch.fees,
+          embeddedWallets,
         },
         clock.now(before),
       );
       const had = new Set(before.supportedCurrencies.map((c) => c.currencyCode));
       const added = after.supportedCurrencies.map((c) => c.currencyCode).filter((code) => !had.has(code));
       if (added.length > 0) for (const hook of hooks.currenciesAdded) await hook(trx, after, added);
+      const hadWallets = new Set(before.embeddedWallets.currencies);
+      const addedWallets = after.embeddedWallets.currencies.filter((code) => !hadWallets.has(code));
+      if (addedWallets.length > 0) for (const hook of hooks.walletCurrenciesAdded) await hook(trx, after, addedWallets);
       return presentConfig(after);
     });
     cache.delete(ctx.platform.id);
@@ -146,6 +162,8 @@ export function createPlatformService(deps: PlatformServiceDeps) {
     create,
     get,
     list: () => repo.listPlatforms(database.db),
+    /** The platform as stored, read through `ex` (no cache): for decisions made inside a transaction. */
+    read: (ex: Executor, id: string) => repo.findPlatform(ex, id),
     presentConfig,
     updateConfig,
     advanceClock,

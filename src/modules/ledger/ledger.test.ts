@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+
+let t: TestApp;
+let p: TestPlatform;
+
+beforeAll(async () => {
+  t = await startTestApp();
+  p = await t.createPlatform();
+});
+afterAll(() => t.close());
+
+async function newAccount(platform: TestPlatform, currency = 'USD'): Promise<string> {
+  const customer = await platform.api.post('/customers', { customerType: 'INDIVIDUAL', fullName: 'Ledger Tester' });
+  const accounts = await platform.api.get('/customers/internal-accounts', { customerId: customer.body.id, currency });
+  return accounts.body.data[0].id;
+}
+
+const ledger = () => t.corridor.services.ledger;
+const db = () => t.corridor.database.db;
+
+describe('POST /sandbox/internal-accounts/{id}/fund', () => {
+  it('credits the account at once and returns it', async () => {
+    const account = await newAccount(p);
+    const funded = await p.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount: 12_345 });
+    expect(funded.status).toBe(200);
+    expect(funded.body).toMatchObject({ id: account, balance: { amount: 12_345, currency: { code: 'USD' } }, totalBalance: { amount: 12_345 } });
+    const again = await p.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount: 55 });
+    expect(again.body.balance.amount).toBe(12_400);
+  });
+
+  it('emits INTERNAL_ACCOUNT.BALANCE_UPDATED with the new balance', async () => {
+    const account = await newAccount(p);
+    await p.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount: 700 });
+    const events = await db().selectFrom('events').selectAll().where('platform_id', '=', p.platform.id).where('type', '=', 'INTERNAL_ACCOUNT.BALANCE_UPDATED').execute();
+    const mine = events.filter((e) => (e.data as { id: string }).id === account);
+    expect(mine).toHaveLength(1);
+    expect(mine[0].data).toMatchObject({ id: account, balance: { amount: 700 }, totalBalance: { amount: 700 } });
+  });
+
+  it('validates the amount and the account', async () => {
+    const account = await newAccount(p);
+    for (const amount of [0, -1, 1.5, '10', 9_000_000_000_000_001]) {
+      const response = await p.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount });
+      expect(response.status).toBe(400);
+      expect(response.body.details.errors[0].field).toBe('amount');
+    }
+    expect((await p.api.post(`/sandbox/internal-accounts/${account}/fund`, {})).status).toBe(400);
+    const unknown = await p.api.post('/sandbox/internal-accounts/InternalAccount:00000000-0000-7000-8000-000000000000/fund', { amount: 1 });
+    expect(unknown.status).toBe(404);
+    const other = await t.createPlatform();
+    expect((await other.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount: 1 })).status).toBe(404);
+  });
+
+  it('is refused on production platforms', async () => {
+    const live = await t.createPlatform({ mode: 'PRODUCTION' });
+    const account = await newAccount(live);
+    const response = await live.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount: 100 });
+    expect(response.status).toBe(403);
+    expect(response.body.code).toBe('SANDBOX_ONLY');
+  });
+
+  it('replays with an Idempotency-Key without crediting twice', async () => {
+    const account = await newAccount(p);
+    const first = await p.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount: 100 }, { 'idempotency-key': 'fund-once' });
+    const second = await p.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount: 100 }, { 'idempotency-key': 'fund-once' });
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    expect(second.body).toEqual(first.body);
+    const balances = await ledger().balances(db(), [account]);
+    expect(balances.get(account)?.available).toBe(100);
+  });
+});
+
+describe('ledger transfers', () => {
+  async function funded(amount: number) {
+    const account = await newAccount(p);
+    await p.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount });
+    return account;
+  }
+
+  it('holds reduce the available balance; posting moves the money, voiding releases it', async () => {
+    const account = await funded(1_000);
+    const rail = await ledger().systemAccount(p.platform.id, 'USD', 'RAIL_SETTLEMENT');
+    const hold = await db().transaction().execute((trx) => ledger().record(trx, p.platform, [{ debit: account, credit: rail, amount: 400, pending: true, code: 'PAYOUT' }], 'Transaction:hold-1'));
+    expect(hold).toEqual([{ accountId: account, available: 600, posted: 1_000 }]);
+
+    const posted = await db().transaction().execute((trx) => ledger().resolve(trx, p.platform, { transactionId: 'Transaction:hold-1' }, 'POST'));
+    expect(posted).toEqual([{ accountId: account, available: 600, posted: 600 }]);
+    const again = await db().transaction().execute((trx) => ledger().resolve(trx, p.platform, { transactionId: 'Transaction:hold-1' }, 'POST'));
+    expect(again).toEqual([]);
+
+    await db().transaction().execute((trx) => ledger().record(trx, p.platform, [{ debit: account, credit: rail, amount: 100, pending: true, code: 'PAYOUT' }], 'Transaction:hold-2'));
+    const voided = await db().transaction().execute((trx) => ledger().resolve(trx, p.platform, { transactionId: 'Transaction:hold-2' }, 'VOID'));
+    expect(voided).toEqual([{ accountId: account, available: 600, posted: 600 }]);
+    expect((await ledger().verify(db(), p.platform.id)).problems).toEqual([]);
+  });
+
+  it('refuses to overdraw, at the database level, leaving nothing behind', async () => {
+    const account = await funded(500);
+    const rail = await ledger().systemAccount(p.platform.id, 'USD', 'RAIL_SETTLEMENT');
+    const attempt = db().transaction().execute((trx) => ledger().record(trx, p.platform, [{ debit: account, credit: rail, amount: 501, pending: true, code: 'PAYOUT' }], 'Transaction:too-much'));
+    await expect(attempt).rejects.toMatchObject({ code: 'INSUFFICIENT_FUNDS', status: 400 });
+    const transfers = await db().selectFrom('ledger_transfers').selectAll().where('transaction_id', '=', 'Transaction:too-much').execute();
+    expect(transfers).toHaveLength(0);
+    expect((await ledger().balances(db(), [account])).get(account)?.available).toBe(500);
+  });
+
+  it('refuses legs across currencies or platforms', async () => {
+    const usd = await funded(500);
+    const eur = await newAccount(p, 'EUR');
+    await expect(db().transaction().execute((trx) => ledger().record(trx, p.platform, [{ debit: usd, credit: eur, amount: 1, code: 'X' }]))).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    const other = await t.createPlatform();
+    const foreign = await newAccount(other);
+    await expect(db().transaction().execute((trx) => ledger().record(trx, p.platform, [{ debit: usd, credit: foreign, amount: 1, code: 'X' }]))).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  });
+
+  it('concurrent holds never overdraw: 40 holds of 10 against 200 → exactly 20 succeed', async () => {
+    const account = await funded(200);
+    const rail = await ledger().systemAccount(p.platform.id, 'USD', 'RAIL_SETTLEMENT');
+    const results = await Promise.allSettled(
+      Array.from({ length: 40 }, (_, i) =>
+        db().transaction().execute((trx) => ledger().record(trx, p.platform, [{ debit: account, credit: rail, amount: 10, pending: true, code: 'PAYOUT' }], `Transaction:race-${i}`)),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(20);
+    for (const r of results) if (r.status === 'rejected') expect(r.reason.code).toBe('INSUFFICIENT_FUNDS');
+    expect((await ledger().balances(db(), [account])).get(account)).toMatchObject({ available: 0, posted: 200 });
+    expect((await ledger().verify(db(), p.platform.id)).problems).toEqual([]);
+  });
+
+  it('opposite transfers between two accounts never deadlock', async () => {
+    const a = await funded(1_000);
+    const b = await funded(1_000);
+    await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        db().transaction().execute((trx) => ledger().record(trx, p.platform, [i % 2 ? { debit: a, credit: b, amount: 1, code: 'X' } : { debit: b, credit: a, amount: 1, code: 'X' }])),
+      ),
+    );
+    const balances = await ledger().balances(db(), [a, b]);
+    expect(balances.get(a)!.posted + balances.get(b)!.posted).toBe(2_000);
+  });
+});
+
+describe('ledger verify', () => {
+  it('passes on a consistent ledger and names the account whose columns drift', async () => {
+    const account = await newAccount(p);
+    await p.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount: 100 });
+    expect((await ledger().verify(db(), p.platform.id)).problems).toEqual([]);
+    await db().updateTable('ledger_accounts').set({ posted_credits: 101 }).where('id', '=', account).execute();
+    const report = await ledger().verify(db(), p.platform.id);
+    expect(report.problems.map((x) => x.accountId)).toContain(account);
+    expect(report.problems.some((x) => x.message.includes('debits'))).toBe(true);
+    await db().updateTable('ledger_accounts').set({ posted_credits: 100 }).where('id', '=', account).execute();
+    expect((await ledger().verify(db(), p.platform.id)).problems).toEqual([]);
+  });
+});

@@ -1,0 +1,123 @@
+import { sql } from 'kysely';
+import { ServiceError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import { isCheckViolation, type Executor, type Trx } from '../../db/database.js';
+
+declare module '../../db/schema.js' {
+  interface DB {
+    ledger_transfers: {
+      id: string;
+      platform_id: string;
+      transaction_id: string | null;
+      debit_account_id: string;
+      credit_account_id: string;
+      amount: number;
+      currency: string;
+      state: 'PENDING' | 'POSTED' | 'VOIDED';
+      code: string;
+      created_at: Date;
+      resolved_at: Date | null;
+    };
+  }
+}
+
+/** One movement of money: `amount` leaves `debit` and arrives at `credit` (same currency). */
+export interface Leg {
+  debit: string;
+  credit: string;
+  amount: number;
+  /** A hold: the debit side's available balance drops now; the money moves when posted. */
+  pending?: boolean;
+  /** Why the money moves (FUNDING, PAYOUT, FEE, FX, REFUND, …), for reports and audits. */
+  code: string;
+}
+
+/** A balance-checked account's balances right after a change. */
+export interface BalanceChange {
+  accountId: string;
+  available: number;
+  posted: number;
+}
+
+function mapLedgerError(error: unknown): unknown {
+  if (isCheckViolation(error, 'ledger_accounts_no_overdraft')) {
+    return new ServiceError('INSUFFICIENT_FUNDS', 'the source account does not have enough available funds', { cause: error });
+  }
+  if ((error as { code?: string })?.code === 'LG001') {
+    return new ServiceError('INVALID_INPUT', 'the accounts of this transfer do not exist or are in different currencies', { cause: error });
+  }
+  return error;
+}
+
+function toChanges(rows: { account_id: string; available: number | string; posted: number | string }[]): BalanceChange[] {
+  return rows.map((r) => ({ accountId: r.account_id, available: Number(r.available), posted: Number(r.posted) }));
+}
+
+/** Writes the legs and moves the balances in one round trip (the ledger_record SQL function). */
+export async function recordLegs(trx: Trx, platformId: string, transactionId: string | null, legs: Leg[], now: Date): Promise<BalanceChange[]> {
+  if (legs.length === 0) return [];
+  for (const leg of legs) {
+    if (!Number.isSafeInteger(leg.amount) || leg.amount <= 0) throw new Error(`ledger leg amount must be a positive integer, got ${leg.amount}`);
+  }
+  try {
+    const { rows } = await sql<{ account_id: string; available: number; posted: number }>`
+      select * from ledger_record(
+        ${platformId}, ${transactionId}, ${now}::timestamptz,
+        ${legs.map(() => newId('LedgerTransfer'))}::text[],
+        ${legs.map((l) => l.debit)}::text[],
+        ${legs.map((l) => l.credit)}::text[],
+        ${legs.map((l) => l.amount)}::bigint[],
+        ${legs.map((l) => Boolean(l.pending))}::boolean[],
+        ${legs.map((l) => l.code)}::text[])`.execute(trx);
+    return toChanges(rows);
+  } catch (error) {
+    throw mapLedgerError(error);
+  }
+}
+
+/** Posts or voids pending transfers, chosen by id or by transaction; already-resolved ones are skipped. */
+export async function resolvePending(
+  trx: Trx,
+  platformId: string,
+  target: { transferIds?: string[]; transactionId?: string },
+  outcome: 'POST' | 'VOID',
+  now: Date,
+): Promise<BalanceChange[]> {
+  try {
+    const { rows } = await sql<{ account_id: string; available: number; posted: number }>`
+      select * from ledger_resolve(${platformId}, ${target.transferIds ?? []}::text[], ${target.transactionId ?? null},
+                                   ${outcome === 'POST'}, ${now}::timestamptz)`.execute(trx);
+    return toChanges(rows);
+  } catch (error) {
+    throw mapLedgerError(error);
+  }
+}
+
+export interface TransferRow {
+  id: string;
+  debit_account_id: string;
+  credit_account_id: string;
+  amount: number;
+  currency: string;
+  state: 'PENDING' | 'POSTED' | 'VOIDED';
+  code: string;
+}
+
+export async function transfersOf(ex: Executor, platformId: string, transactionId: string): Promise<TransferRow[]> {
+  return ex
+    .selectFrom('ledger_transfers')
+    .select(['id', 'debit_account_id', 'credit_account_id', 'amount', 'currency', 'state', 'code'])
+    .where('platform_id', '=', platformId)
+    .where('transaction_id', '=', transactionId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+/** Transactions that still have pending (held) legs. */
+export async function transactionsWithPendingLegs(ex: Executor, platformId?: string): Promise<string[]> {
+  let query = ex.selectFrom('ledger_transfers').select('transaction_id').distinct().where('state', '=', 'PENDING').where('transaction_id', 'is not', null);
+  if (platformId) query = query.where('platform_id', '=', platformId);
+  const rows = await query.execute();
+  return rows.map((r) => r.transaction_id as string);
+}

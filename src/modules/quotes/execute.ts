@@ -1,0 +1,159 @@
+import type { PlatformRef } from '../../core/context.js';
+import { ServiceError } from '../../core/errors.js';
+import type { Trx } from '../../db/database.js';
+import type { Platform } from '../platform/service.js';
+import type { RailPlan } from '../rails/rail.js';
+import { railFor as defaultRailFor } from '../rails/sandbox-rail.js';
+import { executionLegs, quoteAccounts, type QuoteAccounts } from './legs.js';
+import type { QuoteOutcomes } from './outcomes.js';
+import { presentQuote, quoteNotFound, refuseUnlessExecutable } from './present.js';
+import * as repo from './repository.js';
+import type { JobInsert, QuoteRecord } from './repository.js';
+import type { QuoteStatus, QuoteView } from './schemas.js';
+import { walletSignaturesUnavailable, type ExecuteHeaders, type QuoteContext, type QuoteServiceDeps } from './types.js';
+
+/** Job that finishes an execution whose request stopped between committing and the rail call. */
+export const RECOVERY_JOB = 'quote.recover';
+/** How long after execution the recovery job looks (platform clock). */
+export const RECOVERY_DELAY_MS = 2 * 60_000;
+
+/**
+ * Execution in three steps, like every payment that leaves through a rail: (1) one transaction
+ * claims the quote (PENDING → PROCESSING, guarded, so one of any number of concurrent calls
+ * wins), holds the legs and schedules a recovery job; (2) the rail is called outside any
+ * transaction; (3) what the rail reports now is applied, later steps become jobs.
+ */
+/**
+ * Quotes this process created recently, so that executing one skips its first read. Only fields
+ * that never change are trusted from here (ids, currencies, amounts, source, delivery,
+ * expiresAt); whether it can still be executed is decided by the guarded claim.
+ */
+function createRecentQuotes(capacity = 10_000) {
+  const recent = new Map<string, QuoteRecord>();
+  const key = (platformId: string, id: string) => `${platformId}|${id}`;
+  return {
+    remember(q: QuoteRecord): void {
+      if (recent.size >= capacity) recent.delete(recent.keys().next().value!);
+      recent.set(key(q.platformId, q.id), q);
+    },
+    take(platformId: string, id: string): QuoteRecord | undefined {
+      const q = recent.get(key(platformId, id));
+      recent.delete(key(platformId, id));
+      return q;
+    },
+  };
+}
+
+export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutcomes) {
+  const { database, clock, ledger, transactions } = deps;
+  const railFor = deps.railFor ?? defaultRailFor;
+  const authorizer = deps.executeAuthorizer ?? walletSignaturesUnavailable;
+  const recent = createRecentQuotes();
+
+  const statusAfterClaim = (q: QuoteRecord): QuoteStatus => (q.delivery.kind === 'RAIL' ? 'PROCESSING' : 'COMPLETED');
+
+  function recoveryJob(q: QuoteRecord, now: Date): JobInsert | null {
+    if (q.delivery.kind !== 'RAIL') return null;
+    return { kind: RECOVERY_JOB, payload: { quoteId: q.id }, runAt: new Date(now.getTime() + RECOVERY_DELAY_MS) };
+  }
+
+  /**
+   * In the caller's transaction, for a quote just claimed: moves its transaction and books the
+   * legs. The ledger goes last: it locks the source account's row until commit, and a busy
+   * account serializes every payment from it, so the lock should be held as briefly as possible.
+   */
+  async function startExecution(trx: Trx, platform: PlatformRef, q: QuoteRecord, accounts: QuoteAccounts): Promise<void> {
+    const payout = q.delivery.kind === 'RAIL';
+    if (payout) await transactions.transition(trx, platform, q.transactionId, 'PROCESSING');
+    else await transactions.transition(trx, platform, q.transactionId, 'COMPLETED', { settledAt: clock.now(platform) });
+    await ledger.record(trx, platform, executionLegs(q, accounts, payout), q.transactionId);
+  }
+
+  /**
+   * Claims a PENDING quote in `trx` and starts its execution. When the claim fails, throws the
+   * 409 that explains why (expired, or executed by someone else first).
+   */
+  async function claim(trx: Trx, platform: PlatformRef, q: QuoteRecord, accounts: QuoteAccounts): Promise<QuoteRecord> {
+    const now = clock.now(platform);
+    const claimed = await repo.claimForExecution(trx, platform, q.id, statusAfterClaim(q), now, recoveryJob(q, now));
+    if (!claimed) {
+      const current = await repo.findQuote(trx, platform.id, q.id);
+      if (!current) throw quoteNotFound();
+      refuseUnlessExecutable(current, now);
+      throw new ServiceError('QUOTE_ALREADY_EXECUTED', 'this quote was already executed');
+    }
+    await startExecution(trx, platform, claimed, accounts);
+    return claimed;
+  }
+
+  /**
+   * After the claim committed: asks the rail to pay out and applies what it reports now. A rail
+   * that refuses (no rail configured) fails the payment; an unexpected error leaves it
+   * PROCESSING for the recovery job (rethrown when the recovery job itself is calling).
+   */
+  async function continueExecution(platform: PlatformRef, q: QuoteRecord, accounts: QuoteAccounts, rethrow = false): Promise<QuoteRecord> {
+    if (q.delivery.kind !== 'RAIL' || q.status !== 'PROCESSING') return q;
+    let plan: RailPlan;
+    try {
+      plan = await railFor(platform as Platform).initiate({
+        platform,
+        operation: 'QUOTE_PAYOUT',
+        transactionId: q.transactionId,
+        identifier: q.delivery.identifier,
+        accountType: q.delivery.accountType,
+        currency: q.receivingCurrency,
+        amount: q.totalReceivingAmount,
+      });
+    } catch (error) {
+      if (error instanceof ServiceError) return outcomes.failInitiation(platform, q, 'NO_RAIL_CONFIGURED', accounts);
+      if (rethrow) throw error;
+      deps.log?.warn({ err: error, quoteId: q.id }, 'quote payout initiation failed; the recovery job will retry');
+      return q;
+    }
+    return outcomes.applyPlan(platform, q, plan, accounts);
+  }
+
+  /**
+   * continueExecution for a request whose claim already committed: it must not fail now (the
+   * idempotency record holds the committed answer), so any error leaves the payment PROCESSING
+   * for the recovery job, and the quote is returned as committed.
+   */
+  async function continueAfterCommit(platform: PlatformRef, q: QuoteRecord, accounts: QuoteAccounts): Promise<QuoteRecord> {
+    try {
+      return await continueExecution(platform, q, accounts);
+    } catch (error) {
+      deps.log?.error({ err: error, quoteId: q.id }, 'quote execution could not continue after its claim committed; the recovery job will finish it');
+      return q;
+    }
+  }
+
+  /** POST /quotes/{quoteId}/execute. */
+  async function executeQuote(ctx: QuoteContext, quoteId: string, headers: ExecuteHeaders = {}): Promise<QuoteView> {
+    const { platform } = ctx;
+    const q = recent.take(platform.id, quoteId) ?? (await repo.findQuote(database.db, platform.id, quoteId));
+    if (!q) throw quoteNotFound();
+    if (q.source.sourceType === 'REALTIME_FUNDING') {
+      throw new ServiceError('INVALID_INPUT', 'a real-time funded quote executes when its funds arrive (pay the paymentInstructions; POST /sandbox/send in the sandbox)');
+    }
+    refuseUnlessExecutable(q, clock.now(platform));
+    if (q.debitAccountType === 'EMBEDDED_WALLET') await authorizer.authorize(ctx, q, headers);
+    const accounts = await quoteAccounts(ledger, platform, q);
+    let claimed: QuoteRecord | undefined;
+    await ctx.tx(async (trx) => {
+      claimed = await claim(trx, platform, q, accounts);
+      return presentQuote(claimed);
+    });
+    return presentQuote(await continueAfterCommit(platform, claimed!, accounts));
+  }
+
+  /** The recovery job: initiates the payout if the executing request never got to. */
+  async function recover(platform: PlatformRef, quoteId: string): Promise<void> {
+    const q = await repo.findQuote(database.db, platform.id, quoteId);
+    if (!q || q.status !== 'PROCESSING' || q.railPlan || q.delivery.kind !== 'RAIL') return;
+    await continueExecution(platform, q, await quoteAccounts(ledger, platform, q), true);
+  }
+
+  return { executeQuote, claim, startExecution, continueAfterCommit, recover, statusAfterClaim, recoveryJob, remember: recent.remember };
+}
+
+export type QuoteExecution = ReturnType<typeof createQuoteExecution>;

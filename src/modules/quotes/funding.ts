@@ -1,0 +1,138 @@
+import { createHash } from 'node:crypto';
+import { ServiceError, invalidInput } from '../../core/errors.js';
+import { sandboxFundingInstructions } from '../accounts/funding.js';
+import type { PaymentInstructions } from '../accounts/schemas.js';
+import { requireSandbox } from '../sandbox/service.js';
+import type { TransactionView } from '../transactions/schemas.js';
+import type { QuoteExecution } from './execute.js';
+import { quoteAccounts } from './legs.js';
+import { refund, type QuoteOutcomes } from './outcomes.js';
+import { quoteNotFound, refuseUnlessExecutable } from './present.js';
+import * as repo from './repository.js';
+import type { QuoteRecord } from './repository.js';
+import type { SandboxSendRequest } from './schemas.js';
+import type { QuoteContext, QuoteServiceDeps } from './types.js';
+
+/** Instant rails a real-time funded USD quote can be paid with (ACH and wires are too slow). */
+const INSTANT_USD_RAILS = ['RTP', 'FEDNOW'] as const;
+const BECH32 = 'qpzry9x8gf2tvdw0s3jn54khce6mua7l';
+
+/**
+ * A sandbox Lightning invoice for `sats`: BOLT11-shaped for regtest (lnbcrt + amount + bech32
+ * data, like the sandbox's regtest Spark addresses), not payable.
+ */
+export function sandboxInvoice(seed: string, sats: number): string {
+  let data = '';
+  for (let round = 0; data.length < 180; round++) {
+    for (const byte of createHash('sha256').update(`${round}:${seed}`).digest()) data += BECH32[byte & 31];
+  }
+  // Amount in nano-BTC (1 sat = 10 n), as BOLT11 writes it.
+  return `lnbcrt${sats * 10}n1p${data.slice(0, 180)}`;
+}
+
+interface FundingSubject {
+  id: string;
+  sendingCurrency: string;
+  customerId: string | null;
+  fundingReference: string;
+  totalSendingAmount: number;
+  expiresAt: Date;
+}
+
+/**
+ * Where the payer sends a real-time funded quote's money (sandbox): bank details with a unique
+ * reference for fiat, a Spark address and a Lightning invoice for BTC, an address for
+ * stablecoins. Empty when the sandbox has no deposit format for the currency.
+ */
+export function realtimeFundingInstructions(q: FundingSubject): PaymentInstructions[] {
+  const base = sandboxFundingInstructions({ id: q.id, currency: q.sendingCurrency, customerId: q.customerId, fundingReference: q.fundingReference });
+  return base.map((instruction) => {
+    const info = { ...instruction.accountOrWalletInfo };
+    if (info.accountType === 'USD_ACCOUNT') info.paymentRails = [...INSTANT_USD_RAILS];
+    if (info.accountType === 'SPARK_WALLET') info.invoice = sandboxInvoice(q.id, q.totalSendingAmount);
+    const what = info.address ? 'this address' : `this account with reference ${q.fundingReference}`;
+    return {
+      ...instruction,
+      accountOrWalletInfo: info,
+      instructionsNotes: `Send exactly ${q.totalSendingAmount} (smallest unit of ${q.sendingCurrency}) to ${what} by an instant payment before ${q.expiresAt.toISOString()}; the quote executes when it arrives.`,
+    };
+  });
+}
+
+/** The document an EMBEDDED_WALLET source signs to authorize executing the quote. */
+export function walletPayloadToSign(q: Pick<QuoteRecord, 'id' | 'debitAccountId' | 'sendingCurrency' | 'totalSendingAmount' | 'receivingCurrency' | 'totalReceivingAmount' | 'destination' | 'expiresAt'>): string {
+  return JSON.stringify({
+    type: 'QUOTE_EXECUTION',
+    quoteId: q.id,
+    accountId: q.debitAccountId,
+    sendingCurrency: q.sendingCurrency,
+    totalSendingAmount: q.totalSendingAmount,
+    receivingCurrency: q.receivingCurrency,
+    totalReceivingAmount: q.totalReceivingAmount,
+    destination: q.destination.accountId ?? q.destination.umaAddress,
+    expiresAt: q.expiresAt.toISOString(),
+  });
+}
+
+export function walletSigningInstructions(payloadToSign: string): PaymentInstructions[] {
+  return [
+    {
+      isPlatformAccount: false,
+      accountOrWalletInfo: { accountType: 'EMBEDDED_WALLET', payloadToSign },
+      instructionsNotes:
+        'Sign payloadToSign byte for byte with the session key of a verified credential of the wallet; send the base64 signature as Service-Wallet-Signature on POST /quotes/{quoteId}/execute.',
+    },
+  ];
+}
+
+/** The payloadToSign of an EMBEDDED_WALLET quote (for the execute authorizer). */
+export function payloadToSignOf(q: QuoteRecord): string | undefined {
+  return q.paymentInstructions?.find((i) => i.accountOrWalletInfo.payloadToSign)?.accountOrWalletInfo.payloadToSign;
+}
+
+/** POST /sandbox/send: the real-time funding payment of a quote arrives. */
+export function createSandboxFunding(deps: QuoteServiceDeps, execution: QuoteExecution, outcomes: QuoteOutcomes) {
+  const { database, clock, ledger, transactions } = deps;
+
+  /** A payment of the wrong amount is sent back and the quote fails (FUNDING_AMOUNT_MISMATCH). */
+  async function rejectMismatch(ctx: QuoteContext, q: QuoteRecord): Promise<TransactionView> {
+    const { platform } = ctx;
+    return ctx.tx(async (trx) => {
+      const now = clock.now(platform);
+      const failed = await repo.claimForExecution(trx, platform, q.id, 'FAILED', now, null);
+      if (!failed) {
+        refuseUnlessExecutable((await repo.findQuote(trx, platform.id, q.id)) ?? q, now);
+        throw new ServiceError('QUOTE_ALREADY_EXECUTED', 'this quote was already funded');
+      }
+      await outcomes.failTransaction(trx, platform, failed, 'FUNDING_AMOUNT_MISMATCH', null, refund('COMPLETED', 'TRANSACTION_FAILED', now));
+      return transactions.present(await transactions.require(trx, platform.id, q.transactionId), platform.id);
+    });
+  }
+
+  async function sandboxSend(ctx: QuoteContext, body: SandboxSendRequest): Promise<TransactionView> {
+    requireSandbox(ctx);
+    const { platform } = ctx;
+    const q = await repo.findQuote(database.db, platform.id, body.quoteId);
+    if (!q) throw quoteNotFound();
+    if (q.source.sourceType !== 'REALTIME_FUNDING') {
+      throw invalidInput('quoteId', 'this quote is paid from an account: execute it with POST /quotes/{quoteId}/execute', 'sourceType');
+    }
+    if (body.currencyCode !== q.sendingCurrency) {
+      const message = `this quote is funded in ${q.sendingCurrency}, not ${body.currencyCode}`;
+      throw new ServiceError('INVALID_CURRENCY', message, { details: { errors: [{ field: 'currencyCode', constraint: 'match', message }] } });
+    }
+    refuseUnlessExecutable(q, clock.now(platform));
+    if ((body.currencyAmount ?? q.totalSendingAmount) !== q.totalSendingAmount) return rejectMismatch(ctx, q);
+
+    const accounts = await quoteAccounts(ledger, platform, q);
+    let claimed: QuoteRecord | undefined;
+    await ctx.tx(async (trx) => {
+      claimed = await execution.claim(trx, platform, q, accounts);
+      return transactions.present(await transactions.require(trx, platform.id, q.transactionId), platform.id);
+    });
+    await execution.continueAfterCommit(platform, claimed!, accounts);
+    return transactions.present(await transactions.require(database.db, platform.id, q.transactionId), platform.id);
+  }
+
+  return { sandboxSend };
+}

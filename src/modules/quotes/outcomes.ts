@@ -1,0 +1,186 @@
+import type { PlatformRef } from '../../core/context.js';
+import { emitEvents } from '../../core/events.js';
+import { enqueueJobs } from '../../core/jobs.js';
+import type { Trx } from '../../db/database.js';
+import type { RailEvent, RailPlan } from '../rails/rail.js';
+import type { FailureDetail, FailureReason } from '../transactions/lifecycle.js';
+import type { Refund } from '../transactions/schemas.js';
+import { newReference } from '../transactions/service.js';
+import { quoteAccounts, refundLegs, type QuoteAccounts } from './legs.js';
+import * as repo from './repository.js';
+import type { QuoteRecord } from './repository.js';
+import type { QuoteStatus } from './schemas.js';
+import type { QuoteServiceDeps } from './types.js';
+
+/** Job that applies the next due step of a quote's rail plan. */
+export const STEP_JOB = 'quote.rail-step';
+
+/** Failures before any money left: the execution itself failed, nothing to refund. */
+const EXECUTION_FAILURES: FailureDetail[] = ['EXECUTION_FAILED', 'NO_RAIL_CONFIGURED'];
+
+/**
+ * failureReason: QUOTE_EXECUTION_FAILED when the payout never started, OFFRAMP_FAILED when the
+ * receiving side failed or returned it (SPEC 2.7's value for payout failures, as transfers use).
+ * failureDetail carries what the rail reported.
+ */
+export function failureReasonFor(detail: FailureDetail): FailureReason {
+  return EXECUTION_FAILURES.includes(detail) ? 'QUOTE_EXECUTION_FAILED' : 'OFFRAMP_FAILED';
+}
+
+export function refund(status: Refund['status'], reason: Refund['reason'], now: Date): Refund {
+  return { reference: newReference('RF'), initiatedAt: now.toISOString(), ...(status === 'COMPLETED' && { settledAt: now.toISOString() }), status, reason };
+}
+
+/** A failed payout whose hold was released: the sender has the money back at once. */
+function refundAfterFailure(detail: FailureDetail, now: Date): Refund | null {
+  if (EXECUTION_FAILURES.includes(detail)) return null;
+  return refund('COMPLETED', detail === 'USER_CANCELLATION' ? 'USER_CANCELLATION' : 'TRANSACTION_FAILED', now);
+}
+
+/**
+ * What rail events do to a quote, its transaction and its ledger legs. Each event applies at
+ * most once: the quote's status moves with a guarded update, and a step whose quote is no
+ * longer in the expected status changes nothing.
+ */
+export function createQuoteOutcomes(deps: QuoteServiceDeps) {
+  const { database, clock, ledger, transactions } = deps;
+
+  async function failTransaction(trx: Trx, platform: PlatformRef, q: QuoteRecord, reason: FailureReason, detail: FailureDetail | null, refunded: Refund | null) {
+    const record = await transactions.transition(trx, platform, q.transactionId, 'FAILED', {
+      failureReason: reason,
+      failureDetail: detail,
+      ...(refunded && { refund: refunded }),
+    });
+    if (!record || !refunded) return;
+    const type = refunded.status === 'FAILED' ? 'OUTGOING_PAYMENT.REFUND_FAILED' : 'OUTGOING_PAYMENT.REFUND_COMPLETED';
+    await emitEvents(trx, platform, [{ type, data: transactions.present(record, platform.id) }], clock);
+  }
+
+  async function applyMoved(trx: Trx, platform: PlatformRef, q: QuoteRecord, event: RailEvent, accounts: QuoteAccounts | null): Promise<void> {
+    const now = clock.now(platform);
+    const transactionId = q.transactionId;
+    // The ledger call comes last in each case: it locks the source account's row until commit.
+    switch (event.kind) {
+      case 'COMPLETED':
+        await transactions.transition(trx, platform, transactionId, 'COMPLETED', { settledAt: now });
+        await ledger.resolve(trx, platform, { transactionId }, 'POST');
+        return;
+      case 'FAILED':
+        await failTransaction(trx, platform, q, failureReasonFor(event.detail), event.detail, refundAfterFailure(event.detail, now));
+        await ledger.resolve(trx, platform, { transactionId }, 'VOID');
+        return;
+      case 'RETURNED':
+        if (!accounts) throw new Error('a returned payout needs its ledger accounts');
+        await failTransaction(trx, platform, q, 'OFFRAMP_FAILED', 'RETURNED_BY_RECEIVING_BANK', refund('COMPLETED', 'TRANSACTION_FAILED', now));
+        await ledger.record(trx, platform, refundLegs(q, accounts), transactionId);
+        return;
+      case 'REFUND_FAILED':
+        // The payout left and never came back: the money is gone, so the holds post.
+        await failTransaction(trx, platform, q, 'OFFRAMP_FAILED', event.detail, refund('FAILED', 'TRANSACTION_FAILED', now));
+        await ledger.resolve(trx, platform, { transactionId }, 'POST');
+        return;
+    }
+  }
+
+  const fromStatus = (event: RailEvent): QuoteStatus => (event.kind === 'RETURNED' ? 'COMPLETED' : 'PROCESSING');
+  const toStatus = (event: RailEvent): QuoteStatus => (event.kind === 'COMPLETED' ? 'COMPLETED' : 'FAILED');
+  /** Only a return books new legs (the refund), so only it needs the ledger accounts. */
+  const needsAccounts = (event: RailEvent) => event.kind === 'RETURNED';
+
+  /** Applies one event; `nextStep` is stored whether or not the event still applied. */
+  async function apply(trx: Trx, platform: PlatformRef, q: QuoteRecord, event: RailEvent, accounts: QuoteAccounts, nextStep: number): Promise<QuoteRecord> {
+    const now = clock.now(platform);
+    const moved = await repo.moveQuote(trx, platform.id, q.id, [fromStatus(event)], toStatus(event), now, { nextStep });
+    if (!moved) {
+      await repo.setNextStep(trx, platform.id, q.id, nextStep, now);
+      return { ...q, nextStep };
+    }
+    await applyMoved(trx, platform, moved, event, accounts);
+    return moved;
+  }
+
+  function stepJob(q: QuoteRecord, index: number, runAt: Date) {
+    const event = q.railPlan!.steps[index].event;
+    return { kind: STEP_JOB, payload: { quoteId: q.id, step: index, event }, runAt };
+  }
+
+  /**
+   * Applies every step that is due, in order; schedules a job for the first one that is not (or
+   * that needs ledger accounts the caller could not provide inside its transaction).
+   */
+  async function advance(trx: Trx, platform: PlatformRef, q: QuoteRecord, accounts: QuoteAccounts | null): Promise<QuoteRecord> {
+    const steps = q.railPlan?.steps ?? [];
+    const start = (q.railInitiatedAt ?? clock.now(platform)).getTime();
+    const now = clock.now(platform).getTime();
+    let current = q;
+    while (current.nextStep < steps.length) {
+      const index = current.nextStep;
+      const dueAt = start + steps[index].afterMs;
+      if (dueAt > now || (!accounts && needsAccounts(steps[index].event))) {
+        await enqueueJobs(trx, platform, [stepJob(current, index, new Date(dueAt))], clock);
+        break;
+      }
+      current = await apply(trx, platform, current, steps[index].event, accounts!, index + 1);
+    }
+    return current;
+  }
+
+  /**
+   * Records what the rail will do and does what is due now. The usual case, nothing due yet, is
+   * one statement (plan + first step's job); a quote whose plan is already stored (initiated
+   * twice, by a slow request and the recovery job) is left alone.
+   */
+  async function applyPlan(platform: PlatformRef, q: QuoteRecord, plan: RailPlan, accounts: QuoteAccounts): Promise<QuoteRecord> {
+    const now = clock.now(platform);
+    const first = plan.steps[0];
+    if (first && first.afterMs > 0) {
+      const job = { kind: STEP_JOB, payload: { quoteId: q.id, step: 0, event: first.event }, runAt: new Date(now.getTime() + first.afterMs) };
+      if (await repo.recordRailPlanAndSchedule(database.db, platform, q.id, plan, now, job)) return { ...q, railPlan: plan, railInitiatedAt: now, nextStep: 0 };
+      return (await repo.findQuote(database.db, platform.id, q.id)) ?? q;
+    }
+    return database.db.transaction().execute(async (trx) => {
+      const planned = await repo.recordRailPlan(trx, platform.id, q.id, plan, now);
+      if (!planned) return (await repo.findQuote(trx, platform.id, q.id)) ?? q;
+      return advance(trx, platform, planned, accounts);
+    });
+  }
+
+  /**
+   * The usual step: one guarded update moves the quote (only if this is still its next step),
+   * then the ledger and the transaction follow, without reading the quote first. False when the
+   * quote was not where the job expected it.
+   */
+  async function applyStepDirectly(platform: PlatformRef, quoteId: string, step: number, event: RailEvent): Promise<boolean> {
+    return database.db.transaction().execute(async (trx) => {
+      const now = clock.now(platform);
+      const moved = await repo.moveQuote(trx, platform.id, quoteId, [fromStatus(event)], toStatus(event), now, { nextStep: step + 1, atStep: step });
+      if (!moved) return false;
+      await applyMoved(trx, platform, moved, event, null);
+      await advance(trx, platform, moved, null);
+      return true;
+    });
+  }
+
+  /** The job of one step: applies it (and whatever else is due) unless another run already did. */
+  async function runStep(platform: PlatformRef, quoteId: string, step: number, event?: RailEvent): Promise<void> {
+    if (event && !needsAccounts(event) && (await applyStepDirectly(platform, quoteId, step, event))) return;
+    const q = await repo.findQuote(database.db, platform.id, quoteId);
+    if (!q || q.nextStep !== step || !q.railPlan) return;
+    const accounts = await quoteAccounts(ledger, platform, q);
+    await database.db.transaction().execute(async (trx) => {
+      const locked = await repo.findQuote(trx, platform.id, quoteId, true);
+      if (locked && locked.nextStep === step) await advance(trx, platform, locked, accounts);
+    });
+  }
+
+  return {
+    applyPlan,
+    runStep,
+    failTransaction,
+    /** The rail refused to start the payout: fail it now, releasing the holds. */
+    failInitiation: (platform: PlatformRef, q: QuoteRecord, detail: FailureDetail, accounts: QuoteAccounts) =>
+      applyPlan(platform, q, { steps: [{ afterMs: 0, event: { kind: 'FAILED', detail } }] }, accounts),
+  };
+}
+
+export type QuoteOutcomes = ReturnType<typeof createQuoteOutcomes>;

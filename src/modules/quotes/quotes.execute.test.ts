@@ -1,0 +1,345 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import {
+  advance,
+  balances,
+  expectError,
+  expectLedgerClean,
+  fund,
+  legsOf,
+  newCustomer,
+  transactionEvents,
+  usdAccount,
+  type TestCustomer,
+} from '../../../test/support/quotes.js';
+
+let t: TestApp;
+let p: TestPlatform;
+let alice: TestCustomer;
+
+const FUNDS = 1_000_000;
+const P = 'OUTGOING_PAYMENT.';
+
+beforeAll(async () => {
+  t = await startTestApp();
+  p = await t.createPlatform();
+  alice = await newCustomer(p, 'Alice Ng');
+});
+afterAll(() => t.close());
+
+/** A fresh funded sender, a payout account with the suffix, and a quote between them. */
+async function scenario(suffix: string, amount = 10_000, funds = FUNDS) {
+  const sender = await newCustomer(p);
+  if (funds > 0) await fund(p, sender.accounts.EUR, funds);
+  const payout = await usdAccount(p, alice.id, suffix);
+  const res = await p.api.post('/quotes', {
+    source: { sourceType: 'ACCOUNT', accountId: sender.accounts.EUR },
+    destination: { destinationType: 'ACCOUNT', accountId: payout },
+    lockedCurrencySide: 'SENDING',
+    lockedCurrencyAmount: amount,
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return { sender, account: sender.accounts.EUR, quote: res.body };
+}
+
+async function state(q: { id: string; transactionId: string }) {
+  const [quote, tx, events, legs] = await Promise.all([
+    p.api.get(`/quotes/${q.id}`),
+    p.api.get(`/transactions/${q.transactionId}`),
+    transactionEvents(t, p.platform.id, q.transactionId),
+    legsOf(t, p.platform.id, q.transactionId),
+  ]);
+  return { quote: quote.body, tx: tx.body, events, legs: legs.map((l) => `${l.code}:${l.state}`) };
+}
+
+const HELD = ['FEE:PENDING', 'FX:PENDING', 'PAYOUT:PENDING'];
+const POSTED = ['FEE:POSTED', 'FX:POSTED', 'PAYOUT:POSTED'];
+const VOIDED = ['FEE:VOIDED', 'FX:VOIDED', 'PAYOUT:VOIDED'];
+
+describe('sandbox outcomes of a payout (SPEC 4.7, by the external account suffix)', () => {
+  it('other suffixes: PROCESSING with the funds held, COMPLETED a second later', async () => {
+    const { quote, account } = await scenario('001');
+    const executed = await p.api.post(`/quotes/${quote.id}/execute`);
+    expect(executed.status).toBe(200);
+    expect(executed.body.status).toBe('PROCESSING');
+    expect(await balances(t, account)).toEqual({ available: FUNDS - 10_000, posted: FUNDS });
+    expect((await state(quote)).legs).toEqual(HELD);
+
+    await advance(p, 2);
+    const after = await state(quote);
+    expect(after.quote.status).toBe('COMPLETED');
+    expect(after.tx).toMatchObject({ status: 'COMPLETED', settledAt: expect.any(String) });
+    expect(after.tx.failureReason).toBeUndefined();
+    expect(after.events).toEqual([`${P}PENDING`, `${P}PROCESSING`, `${P}COMPLETED`]);
+    expect(after.legs).toEqual(POSTED);
+    expect(await balances(t, account)).toEqual({ available: FUNDS - 10_000, posted: FUNDS - 10_000 });
+    await expectLedgerClean(t, p.platform.id);
+  });
+
+  it('002: execution fails in the execute call itself; nothing moves', async () => {
+    const { quote, account } = await scenario('002');
+    const executed = await p.api.post(`/quotes/${quote.id}/execute`);
+    expect(executed.status).toBe(200);
+    expect(executed.body.status).toBe('FAILED');
+    const after = await state(quote);
+    expect(after.tx).toMatchObject({ status: 'FAILED', failureReason: 'QUOTE_EXECUTION_FAILED', failureDetail: 'EXECUTION_FAILED' });
+    expect(after.tx.refund).toBeUndefined();
+    expect(after.events).toEqual([`${P}PENDING`, `${P}PROCESSING`, `${P}FAILED`]);
+    expect(after.legs).toEqual(VOIDED);
+    expect(await balances(t, account)).toEqual({ available: FUNDS, posted: FUNDS });
+    await expectLedgerClean(t, p.platform.id);
+  });
+
+  it('003: stays PROCESSING for about 6 minutes, then completes', async () => {
+    const { quote, account } = await scenario('003');
+    expect((await p.api.post(`/quotes/${quote.id}/execute`)).body.status).toBe('PROCESSING');
+    await advance(p, 300); // past the recovery job and the quote's own expiry time: neither disturbs it
+    expect((await state(quote)).quote.status).toBe('PROCESSING');
+    expect((await balances(t, account)).available).toBe(FUNDS - 10_000);
+    await advance(p, 60);
+    const after = await state(quote);
+    expect(after.quote.status).toBe('COMPLETED');
+    expect(after.tx.status).toBe('COMPLETED');
+    expect(after.events).toEqual([`${P}PENDING`, `${P}PROCESSING`, `${P}COMPLETED`]);
+    expect(after.legs).toEqual(POSTED);
+    await expectLedgerClean(t, p.platform.id);
+  });
+
+  it('004: counterparty delivery fails; the hold is released and the refund is complete', async () => {
+    const { quote, account } = await scenario('004');
+    await p.api.post(`/quotes/${quote.id}/execute`);
+    await advance(p, 2);
+    const after = await state(quote);
+    expect(after.quote.status).toBe('FAILED');
+    expect(after.tx).toMatchObject({
+      status: 'FAILED',
+      failureReason: 'OFFRAMP_FAILED',
+      failureDetail: 'COUNTERPARTY_DELIVERY_FAILED',
+      refund: { status: 'COMPLETED', reason: 'TRANSACTION_FAILED', reference: expect.stringMatching(/^RF/), settledAt: expect.any(String) },
+    });
+    expect(after.events).toEqual([`${P}PENDING`, `${P}PROCESSING`, `${P}FAILED`, `${P}REFUND_COMPLETED`]);
+    expect(after.legs).toEqual(VOIDED);
+    expect(await balances(t, account)).toEqual({ available: FUNDS, posted: FUNDS });
+    await expectLedgerClean(t, p.platform.id);
+  });
+
+  it('005: completes, then the receiving bank returns it: FAILED with everything refunded, fees included', async () => {
+    const { quote, account } = await scenario('005');
+    await p.api.post(`/quotes/${quote.id}/execute`);
+    await advance(p, 2);
+    let now = await state(quote);
+    expect(now.quote.status).toBe('COMPLETED');
+    expect(now.tx.status).toBe('COMPLETED');
+    expect(await balances(t, account)).toEqual({ available: FUNDS - 10_000, posted: FUNDS - 10_000 });
+
+    await advance(p, 60);
+    now = await state(quote);
+    expect(now.quote.status).toBe('FAILED');
+    expect(now.tx).toMatchObject({
+      status: 'FAILED',
+      failureReason: 'OFFRAMP_FAILED',
+      failureDetail: 'RETURNED_BY_RECEIVING_BANK',
+      refund: { status: 'COMPLETED', reason: 'TRANSACTION_FAILED' },
+    });
+    expect(now.events).toEqual([`${P}PENDING`, `${P}PROCESSING`, `${P}COMPLETED`, `${P}FAILED`, `${P}REFUND_COMPLETED`]);
+    expect(now.legs).toEqual([...POSTED, 'REFUND:POSTED', 'REFUND:POSTED', 'REFUND:POSTED']);
+    expect(await balances(t, account)).toEqual({ available: FUNDS, posted: FUNDS });
+    await expectLedgerClean(t, p.platform.id);
+  });
+
+  it('005 with one long clock jump applies both steps in order', async () => {
+    const { quote, account } = await scenario('005');
+    await p.api.post(`/quotes/${quote.id}/execute`);
+    await advance(p, 600);
+    const after = await state(quote);
+    expect(after.quote.status).toBe('FAILED');
+    expect(after.events).toEqual([`${P}PENDING`, `${P}PROCESSING`, `${P}COMPLETED`, `${P}FAILED`, `${P}REFUND_COMPLETED`]);
+    expect(await balances(t, account)).toEqual({ available: FUNDS, posted: FUNDS });
+  });
+
+  it('006: the user cancels; refunded with reason USER_CANCELLATION', async () => {
+    const { quote, account } = await scenario('006');
+    await p.api.post(`/quotes/${quote.id}/execute`);
+    await advance(p, 2);
+    const after = await state(quote);
+    expect(after.quote.status).toBe('FAILED');
+    expect(after.tx).toMatchObject({
+      status: 'FAILED',
+      failureReason: 'OFFRAMP_FAILED',
+      failureDetail: 'USER_CANCELLATION',
+      refund: { status: 'COMPLETED', reason: 'USER_CANCELLATION' },
+    });
+    expect(after.events).toEqual([`${P}PENDING`, `${P}PROCESSING`, `${P}FAILED`, `${P}REFUND_COMPLETED`]);
+    expect(after.legs).toEqual(VOIDED);
+    expect(await balances(t, account)).toEqual({ available: FUNDS, posted: FUNDS });
+  });
+
+  it('007: payout and refund both fail; the money is gone and the refund is FAILED', async () => {
+    const { quote, account } = await scenario('007');
+    await p.api.post(`/quotes/${quote.id}/execute`);
+    await advance(p, 2);
+    const after = await state(quote);
+    expect(after.quote.status).toBe('FAILED');
+    expect(after.tx).toMatchObject({
+      status: 'FAILED',
+      failureReason: 'OFFRAMP_FAILED',
+      failureDetail: 'PAYOUT_AND_REFUND_FAILED',
+      refund: { status: 'FAILED', reason: 'TRANSACTION_FAILED' },
+    });
+    expect(after.tx.refund.settledAt).toBeUndefined();
+    expect(after.events).toEqual([`${P}PENDING`, `${P}PROCESSING`, `${P}FAILED`, `${P}REFUND_FAILED`]);
+    expect(after.legs).toEqual(POSTED);
+    expect(await balances(t, account)).toEqual({ available: FUNDS - 10_000, posted: FUNDS - 10_000 });
+    await expectLedgerClean(t, p.platform.id);
+  });
+});
+
+describe('POST /quotes/{quoteId}/execute', () => {
+  it('a second execute is 409 QUOTE_ALREADY_EXECUTED; a repeated Idempotency-Key replays the first answer', async () => {
+    const { quote } = await scenario('001');
+    const headers = { 'idempotency-key': `exec-${quote.id}` };
+    const first = await p.api.post(`/quotes/${quote.id}/execute`, undefined, headers);
+    const replay = await p.api.post(`/quotes/${quote.id}/execute`, undefined, headers);
+    expect(first.status).toBe(200);
+    expect(replay.status).toBe(200);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toEqual(first.body);
+    expectError(await p.api.post(`/quotes/${quote.id}/execute`), 409, 'QUOTE_ALREADY_EXECUTED');
+    await advance(p, 2);
+    expectError(await p.api.post(`/quotes/${quote.id}/execute`), 409, 'QUOTE_ALREADY_EXECUTED');
+  });
+
+  it('50 parallel executes of one quote: one execution, one set of legs', async () => {
+    const { quote, account } = await scenario('001');
+    const results = await Promise.all(Array.from({ length: 50 }, () => p.api.post(`/quotes/${quote.id}/execute`)));
+    const statuses = results.map((r) => r.status).sort();
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(49);
+    expect(results.filter((r) => r.status === 409).every((r) => r.body.code === 'QUOTE_ALREADY_EXECUTED')).toBe(true);
+    expect((await state(quote)).legs).toEqual(HELD);
+    expect((await balances(t, account)).available).toBe(FUNDS - 10_000);
+    const rows = await t.corridor.database.db.selectFrom('transactions').select('id').where('quote_id', '=', quote.id).execute();
+    expect(rows).toHaveLength(1);
+    await advance(p, 2);
+    await expectLedgerClean(t, p.platform.id);
+  });
+
+  it('parallel executes of different quotes never overdraw the shared balance', async () => {
+    const sender = await newCustomer(p);
+    await fund(p, sender.accounts.EUR, 25_000);
+    const payout = await usdAccount(p, alice.id, '001');
+    const quotes = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        p.api.post('/quotes', {
+          source: { sourceType: 'ACCOUNT', accountId: sender.accounts.EUR },
+          destination: { destinationType: 'ACCOUNT', accountId: payout },
+          lockedCurrencySide: 'SENDING',
+          lockedCurrencyAmount: 10_000,
+        }),
+      ),
+    );
+    const results = await Promise.all(quotes.map((q) => p.api.post(`/quotes/${q.body.id}/execute`)));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(2);
+    expect(results.filter((r) => r.status === 400 && r.body.code === 'INSUFFICIENT_FUNDS')).toHaveLength(3);
+    expect((await balances(t, sender.accounts.EUR)).available).toBe(5_000);
+  });
+
+  it('insufficient funds: 400, nothing held, the quote stays PENDING and can run once funded', async () => {
+    const { quote, account } = await scenario('001', 10_000, 9_999);
+    const res = await p.api.post(`/quotes/${quote.id}/execute`);
+    expectError(res, 400, 'INSUFFICIENT_FUNDS');
+    expect(await balances(t, account)).toEqual({ available: 9_999, posted: 9_999 });
+    const now = await state(quote);
+    expect(now.quote.status).toBe('PENDING');
+    expect(now.tx.status).toBe('PENDING');
+    expect(now.legs).toEqual([]);
+    expect(now.events).toEqual([`${P}PENDING`]);
+    await fund(p, account, 1);
+    expect((await p.api.post(`/quotes/${quote.id}/execute`)).status).toBe(200);
+    expect(await balances(t, account)).toEqual({ available: 0, posted: 10_000 });
+  });
+
+  it('an unexecuted quote expires at expiresAt with its transaction; executing it is 409 QUOTE_EXPIRED', async () => {
+    const { quote, account } = await scenario('001');
+    await advance(p, 299);
+    expect((await state(quote)).quote.status).toBe('PENDING');
+    await advance(p, 2);
+    const after = await state(quote);
+    expect(after.quote.status).toBe('EXPIRED');
+    expect(after.tx.status).toBe('EXPIRED');
+    expect(after.events).toEqual([`${P}PENDING`, `${P}EXPIRED`]);
+    expectError(await p.api.post(`/quotes/${quote.id}/execute`), 409, 'QUOTE_EXPIRED');
+    expect(await balances(t, account)).toEqual({ available: FUNDS, posted: FUNDS });
+  });
+
+  it('refuses a quote past expiresAt even before the expiry job ran', async () => {
+    const { quote } = await scenario('001');
+    // Push the deadline into the past without running jobs.
+    await t.corridor.database.db.updateTable('quotes').set({ expires_at: new Date(Date.now() - 60_000) }).where('id', '=', quote.id).execute();
+    expectError(await p.api.post(`/quotes/${quote.id}/execute`), 409, 'QUOTE_EXPIRED');
+    expect((await p.api.get(`/quotes/${quote.id}`)).body.status).toBe('PENDING');
+  });
+
+  it('immediatelyExecute creates and executes in one call; without funds nothing is created', async () => {
+    const sender = await newCustomer(p);
+    await fund(p, sender.accounts.EUR, 50_000);
+    const payout = await usdAccount(p, alice.id, '001');
+    const body = {
+      source: { sourceType: 'ACCOUNT', accountId: sender.accounts.EUR },
+      destination: { destinationType: 'ACCOUNT', accountId: payout },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: 20_000,
+      immediatelyExecute: true,
+    };
+    const res = await p.api.post('/quotes', body);
+    expect(res.status).toBe(201);
+    expect(res.body.status).toBe('PROCESSING');
+    expect((await balances(t, sender.accounts.EUR)).available).toBe(30_000);
+    await advance(p, 2);
+    const after = await state(res.body);
+    expect(after.quote.status).toBe('COMPLETED');
+    expect(after.events).toEqual([`${P}PENDING`, `${P}PROCESSING`, `${P}COMPLETED`]);
+
+    const count = async () => (await t.corridor.database.db.selectFrom('quotes').select('id').where('platform_id', '=', p.platform.id).execute()).length;
+    const before = await count();
+    expectError(await p.api.post('/quotes', { ...body, lockedCurrencyAmount: 40_000 }), 400, 'INSUFFICIENT_FUNDS');
+    expect(await count()).toBe(before);
+
+    const internal = await p.api.post('/quotes', { ...body, destination: { destinationType: 'ACCOUNT', accountId: alice.accounts.USD } });
+    expect(internal.body.status).toBe('COMPLETED');
+    expect((await state(internal.body)).events).toEqual([`${P}PENDING`, `${P}COMPLETED`]);
+    await expectLedgerClean(t, p.platform.id);
+  });
+
+  it('a production platform without a rail fails the payout clearly and releases the hold', async () => {
+    const production = await t.createPlatform({ mode: 'PRODUCTION' });
+    const sender = await newCustomer(production);
+    const payout = await usdAccount(production, sender.id, '001');
+    // Production has no fund endpoint: give the account money through the ledger directly.
+    const source = await t.corridor.services.ledger.systemAccount(production.platform.id, 'EUR', 'RAIL_SETTLEMENT');
+    await t.corridor.database.db
+      .transaction()
+      .execute((trx) => t.corridor.services.ledger.record(trx, production.platform, [{ debit: source, credit: sender.accounts.EUR, amount: 50_000, code: 'TEST' }]));
+    const q = await production.api.post('/quotes', {
+      source: { sourceType: 'ACCOUNT', accountId: sender.accounts.EUR },
+      destination: { destinationType: 'ACCOUNT', accountId: payout },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: 10_000,
+    });
+    const res = await production.api.post(`/quotes/${q.body.id}/execute`);
+    expect(res.body.status).toBe('FAILED');
+    const tx = (await production.api.get(`/transactions/${q.body.transactionId}`)).body;
+    expect(tx).toMatchObject({ status: 'FAILED', failureReason: 'QUOTE_EXECUTION_FAILED', failureDetail: 'NO_RAIL_CONFIGURED' });
+    expect((await balances(t, sender.accounts.EUR)).available).toBe(50_000);
+  });
+
+  it('REALTIME_FUNDING quotes are not executed by this endpoint', async () => {
+    const res = await p.api.post('/quotes', {
+      source: { sourceType: 'REALTIME_FUNDING', currency: 'USD' },
+      destination: { destinationType: 'ACCOUNT', accountId: alice.accounts.EUR },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: 1_000,
+    });
+    expectError(await p.api.post(`/quotes/${res.body.id}/execute`), 400, 'INVALID_INPUT');
+  });
+});

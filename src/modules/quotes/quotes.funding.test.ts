@@ -1,0 +1,157 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { advance, expectError, expectLedgerClean, legsOf, newCustomer, transactionEvents, usdAccount, type TestCustomer } from '../../../test/support/quotes.js';
+
+let t: TestApp;
+let p: TestPlatform;
+let alice: TestCustomer;
+let payout: string;
+
+const P = 'OUTGOING_PAYMENT.';
+
+beforeAll(async () => {
+  t = await startTestApp();
+  p = await t.createPlatform({ currencies: ['USD', 'EUR', 'BTC'] });
+  alice = await newCustomer(p, 'Alice Ng');
+  payout = await usdAccount(p, alice.id, '001');
+});
+afterAll(() => t.close());
+
+async function realtimeQuote(currency = 'EUR', destination = payout, extra: Record<string, unknown> = {}) {
+  const res = await p.api.post('/quotes', {
+    source: { sourceType: 'REALTIME_FUNDING', customerId: alice.id, currency },
+    destination: { destinationType: 'ACCOUNT', accountId: destination },
+    lockedCurrencySide: 'RECEIVING',
+    lockedCurrencyAmount: 10_000,
+    ...extra,
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body;
+}
+
+describe('REALTIME_FUNDING quotes', () => {
+  it('return bank details with a unique reference for fiat', async () => {
+    const q = await realtimeQuote('USD', alice.accounts.EUR);
+    const other = await realtimeQuote('USD', alice.accounts.EUR);
+    expect(q.source).toEqual({ sourceType: 'REALTIME_FUNDING', customerId: alice.id, currency: 'USD' });
+    expect(q.paymentInstructions).toHaveLength(1);
+    const [instruction] = q.paymentInstructions;
+    expect(instruction.accountOrWalletInfo).toMatchObject({
+      accountType: 'USD_ACCOUNT',
+      paymentRails: ['RTP', 'FEDNOW'],
+      accountNumber: expect.stringMatching(/^\d{12}$/),
+      routingNumber: expect.stringMatching(/^\d{9}$/),
+      bankName: expect.any(String),
+      reference: expect.stringMatching(/^CR[0-9A-Z]{12}$/),
+    });
+    expect(instruction.instructionsNotes).toContain(String(q.totalSendingAmount));
+    expect(other.paymentInstructions[0].accountOrWalletInfo.reference).not.toBe(instruction.accountOrWalletInfo.reference);
+    const tx = (await p.api.get(`/transactions/${q.transactionId}`)).body;
+    expect(tx.paymentInstructions).toEqual(q.paymentInstructions);
+    expect(tx.source).toEqual({ sourceType: 'REALTIME_FUNDING', customerId: alice.id, currency: 'USD' });
+  });
+
+  it('return a Spark address and a Lightning invoice for BTC', async () => {
+    // A new platform's BTC minimum is one whole bitcoin.
+    const q = await realtimeQuote('BTC', payout, { lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 100_000_000 });
+    const info = q.paymentInstructions[0].accountOrWalletInfo;
+    expect(info).toMatchObject({ accountType: 'SPARK_WALLET', assetType: 'BTC', address: expect.stringMatching(/^sprt1/) });
+    expect(info.invoice).toMatch(new RegExp(`^lnbcrt${q.totalSendingAmount * 10}n1p[qpzry9x8gf2tvdw0s3jn54khce6mua7l]+$`));
+  });
+
+  it('exact payment: the quote executes and pays out like any other', async () => {
+    const q = await realtimeQuote();
+    const sent = await p.api.post('/sandbox/send', { quoteId: q.id, currencyCode: 'EUR', currencyAmount: q.totalSendingAmount });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    expect(sent.body).toMatchObject({ id: q.transactionId, type: 'OUTGOING', status: 'PROCESSING', quoteId: q.id });
+    expect((await p.api.get(`/quotes/${q.id}`)).body.status).toBe('PROCESSING');
+    await advance(p, 2);
+    expect((await p.api.get(`/quotes/${q.id}`)).body.status).toBe('COMPLETED');
+    expect(await transactionEvents(t, p.platform.id, q.transactionId)).toEqual([`${P}PENDING`, `${P}PROCESSING`, `${P}COMPLETED`]);
+    const legs = await legsOf(t, p.platform.id, q.transactionId);
+    expect(legs.map((l) => l.state)).toEqual(['POSTED', 'POSTED', 'POSTED']);
+    expect(legs[0].debit_account_id).toContain(':EUR:SANDBOX_FUNDING');
+    expectError(await p.api.post('/sandbox/send', { quoteId: q.id, currencyCode: 'EUR' }), 409, 'QUOTE_ALREADY_EXECUTED');
+    await expectLedgerClean(t, p.platform.id);
+  });
+
+  it('without currencyAmount the quoted amount is sent; immediatelyExecute is accepted', async () => {
+    const q = await realtimeQuote('EUR', payout, { immediatelyExecute: true });
+    expect(q.status).toBe('PENDING');
+    const sent = await p.api.post('/sandbox/send', { quoteId: q.id, currencyCode: 'EUR' });
+    expect(sent.body.status).toBe('PROCESSING');
+  });
+
+  it('wrong amount: the payment is returned and the transaction fails with FUNDING_AMOUNT_MISMATCH', async () => {
+    const q = await realtimeQuote();
+    const sent = await p.api.post('/sandbox/send', { quoteId: q.id, currencyCode: 'EUR', currencyAmount: q.totalSendingAmount - 1 });
+    expect(sent.status).toBe(200);
+    expect(sent.body).toMatchObject({
+      status: 'FAILED',
+      failureReason: 'FUNDING_AMOUNT_MISMATCH',
+      refund: { status: 'COMPLETED', reason: 'TRANSACTION_FAILED' },
+    });
+    expect((await p.api.get(`/quotes/${q.id}`)).body.status).toBe('FAILED');
+    expect(await transactionEvents(t, p.platform.id, q.transactionId)).toEqual([`${P}PENDING`, `${P}FAILED`, `${P}REFUND_COMPLETED`]);
+    expect(await legsOf(t, p.platform.id, q.transactionId)).toEqual([]);
+    expectError(await p.api.post('/sandbox/send', { quoteId: q.id, currencyCode: 'EUR' }), 409, 'QUOTE_ALREADY_EXECUTED');
+  });
+
+  it('a payout that fails at once (002) releases everything', async () => {
+    const failing = await usdAccount(p, alice.id, '002');
+    const q = await realtimeQuote('EUR', failing);
+    const sent = await p.api.post('/sandbox/send', { quoteId: q.id, currencyCode: 'EUR' });
+    expect(sent.body).toMatchObject({ status: 'FAILED', failureReason: 'QUOTE_EXECUTION_FAILED' });
+    await expectLedgerClean(t, p.platform.id);
+  });
+
+  it('expired quote: 409 QUOTE_EXPIRED', async () => {
+    const q = await realtimeQuote();
+    await advance(p, 301);
+    expect((await p.api.get(`/quotes/${q.id}`)).body.status).toBe('EXPIRED');
+    expectError(await p.api.post('/sandbox/send', { quoteId: q.id, currencyCode: 'EUR' }), 409, 'QUOTE_EXPIRED');
+  });
+
+  it('bad requests', async () => {
+    const q = await realtimeQuote();
+    const wrongCurrency = await p.api.post('/sandbox/send', { quoteId: q.id, currencyCode: 'USD' });
+    expectError(wrongCurrency, 400, 'INVALID_CURRENCY');
+    expect(wrongCurrency.body.details.errors[0].field).toBe('currencyCode');
+    expectError(await p.api.post('/sandbox/send', { currencyCode: 'EUR' }), 400, 'INVALID_INPUT');
+    expectError(await p.api.post('/sandbox/send', { quoteId: q.id, currencyCode: 'EUR', tip: 1 }), 400, 'INVALID_INPUT');
+    expectError(await p.api.post('/sandbox/send', { quoteId: q.id, currencyCode: 'EUR', currencyAmount: 0 }), 400, 'INVALID_INPUT');
+    expectError(await p.api.post('/sandbox/send', { quoteId: 'Quote:nope', currencyCode: 'EUR' }), 404, 'QUOTE_NOT_FOUND');
+    const other = await t.createPlatform();
+    expectError(await other.api.post('/sandbox/send', { quoteId: q.id, currencyCode: 'EUR' }), 404, 'QUOTE_NOT_FOUND');
+    const production = await t.createPlatform({ mode: 'PRODUCTION' });
+    expectError(await production.api.post('/sandbox/send', { quoteId: q.id, currencyCode: 'EUR' }), 403, 'SANDBOX_ONLY');
+
+    const funded = await p.api.post('/quotes', {
+      source: { sourceType: 'ACCOUNT', accountId: alice.accounts.EUR },
+      destination: { destinationType: 'ACCOUNT', accountId: payout },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: 1_000,
+    });
+    const notRealtime = await p.api.post('/sandbox/send', { quoteId: funded.body.id, currencyCode: 'EUR' });
+    expectError(notRealtime, 400, 'INVALID_INPUT');
+    expect(notRealtime.body.details.errors[0].field).toBe('quoteId');
+  });
+
+  it('an unknown customer is 404, an unsupported currency 400', async () => {
+    const unknown = await p.api.post('/quotes', {
+      source: { sourceType: 'REALTIME_FUNDING', customerId: 'Customer:nope', currency: 'EUR' },
+      destination: { destinationType: 'ACCOUNT', accountId: payout },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: 1_000,
+    });
+    expectError(unknown, 404, 'USER_NOT_FOUND');
+    const unsupported = await p.api.post('/quotes', {
+      source: { sourceType: 'REALTIME_FUNDING', currency: 'GBP' },
+      destination: { destinationType: 'ACCOUNT', accountId: payout },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: 1_000,
+    });
+    expectError(unsupported, 400, 'INVALID_CURRENCY');
+    expect(unsupported.body.details.errors[0].field).toBe('source.currency');
+  });
+});

@@ -1,0 +1,363 @@
+import { sql } from 'kysely';
+import { toRealTime, type ClockSubject } from '../../core/clock.js';
+import type { Executor } from '../../db/database.js';
+import { toJson } from '../../db/database.js';
+import type { Json, WithDefault } from '../../db/schema.js';
+import type { PaymentInstructions } from '../accounts/schemas.js';
+import type { RailEvent } from '../rails/rail.js';
+import type { OutgoingRateDetails, PurposeOfPayment, QuoteDestination, QuoteSource, QuoteStatus, RequiredPayerField, CurrencyPreference } from './schemas.js';
+
+/** How the receiving side of a quote is paid. */
+export type Delivery =
+  /** Credit an internal account of the platform: no rail, completes at execution. */
+  | { kind: 'INTERNAL'; accountId: string }
+  /** Pay out through the platform's rail to an external account. */
+  | { kind: 'RAIL'; externalAccountId: string; identifier: string; accountType: string };
+
+/** What the rail said it would report, relative to `railInitiatedAt`. */
+export interface StoredRailPlan {
+  steps: Array<{ afterMs: number; event: RailEvent }>;
+}
+
+declare module '../../db/schema.js' {
+  interface DB {
+    quotes: {
+      id: string;
+      platform_id: string;
+      status: QuoteStatus;
+      source: Json<QuoteSource>;
+      destination: Json<QuoteDestination>;
+      sending_currency: string;
+      receiving_currency: string;
+      total_sending_amount: number;
+      total_receiving_amount: number;
+      fees_included: number;
+      exchange_rate: number;
+      rate_details: Json<OutgoingRateDetails>;
+      payment_instructions: Json<PaymentInstructions[]> | null;
+      counterparty_information: Json<Record<string, unknown>> | null;
+      sender_customer_info: Json<Record<string, unknown>> | null;
+      lookup_id: string | null;
+      purpose_of_payment: PurposeOfPayment | null;
+      description: string | null;
+      customer_id: string | null;
+      debit_account_id: string | null;
+      debit_account_type: string | null;
+      delivery: Json<Delivery>;
+      funding_reference: string | null;
+      transaction_id: string;
+      agent_id: string | null;
+      expires_at: Date;
+      executed_at: Date | null;
+      rail_plan: Json<StoredRailPlan> | null;
+      rail_initiated_at: Date | null;
+      next_step: WithDefault<number>;
+      created_at: Date;
+      updated_at: Date;
+    };
+    lookups: {
+      id: string;
+      platform_id: string;
+      kind: 'EXTERNAL_ACCOUNT' | 'UMA';
+      account_id: string | null;
+      receiver_uma_address: string | null;
+      customer_id: string | null;
+      sender_uma_address: string | null;
+      supported_currencies: Json<CurrencyPreference[]>;
+      required_payer_data_fields: Json<RequiredPayerField[]>;
+      expires_at: Date;
+      created_at: Date;
+    };
+  }
+}
+
+export interface QuoteRecord {
+  id: string;
+  platformId: string;
+  status: QuoteStatus;
+  source: QuoteSource;
+  destination: QuoteDestination;
+  sendingCurrency: string;
+  receivingCurrency: string;
+  totalSendingAmount: number;
+  totalReceivingAmount: number;
+  feesIncluded: number;
+  exchangeRate: number;
+  rateDetails: OutgoingRateDetails;
+  paymentInstructions: PaymentInstructions[] | null;
+  counterpartyInformation: Record<string, unknown> | null;
+  senderCustomerInfo: Record<string, unknown> | null;
+  lookupId: string | null;
+  purposeOfPayment: PurposeOfPayment | null;
+  description: string | null;
+  customerId: string | null;
+  debitAccountId: string | null;
+  debitAccountType: string | null;
+  delivery: Delivery;
+  fundingReference: string | null;
+  transactionId: string;
+  agentId: string | null;
+  expiresAt: Date;
+  executedAt: Date | null;
+  railPlan: StoredRailPlan | null;
+  railInitiatedAt: Date | null;
+  nextStep: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function toRecord(row: any): QuoteRecord {
+  return {
+    id: row.id,
+    platformId: row.platform_id,
+    status: row.status,
+    source: row.source,
+    destination: row.destination,
+    sendingCurrency: row.sending_currency,
+    receivingCurrency: row.receiving_currency,
+    totalSendingAmount: Number(row.total_sending_amount),
+    totalReceivingAmount: Number(row.total_receiving_amount),
+    feesIncluded: Number(row.fees_included),
+    exchangeRate: Number(row.exchange_rate),
+    rateDetails: row.rate_details,
+    paymentInstructions: row.payment_instructions,
+    counterpartyInformation: row.counterparty_information,
+    senderCustomerInfo: row.sender_customer_info,
+    lookupId: row.lookup_id,
+    purposeOfPayment: row.purpose_of_payment,
+    description: row.description,
+    customerId: row.customer_id,
+    debitAccountId: row.debit_account_id,
+    debitAccountType: row.debit_account_type,
+    delivery: row.delivery,
+    fundingReference: row.funding_reference,
+    transactionId: row.transaction_id,
+    agentId: row.agent_id,
+    expiresAt: row.expires_at,
+    executedAt: row.executed_at,
+    railPlan: row.rail_plan,
+    railInitiatedAt: row.rail_initiated_at,
+    nextStep: row.next_step,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** A job row, as core/jobs.ts writes it, for inserting in the same statement as a quote change. */
+export interface JobInsert {
+  kind: string;
+  payload: Record<string, unknown>;
+  /** Platform-clock due time. */
+  runAt: Date;
+}
+
+function jobValues(platform: ClockSubject & { id: string }, job: JobInsert) {
+  return {
+    platform_id: platform.id,
+    kind: job.kind,
+    payload: JSON.stringify(job.payload),
+    due_at: toRealTime(platform, job.runAt),
+    max_attempts: 10,
+    locked_until: null,
+    last_error: null,
+    dead_at: null,
+  };
+}
+
+function quoteValues(q: QuoteRecord) {
+  return {
+    id: q.id,
+    platform_id: q.platformId,
+    status: q.status,
+    source: toJson(q.source),
+    destination: toJson(q.destination),
+    sending_currency: q.sendingCurrency,
+    receiving_currency: q.receivingCurrency,
+    total_sending_amount: q.totalSendingAmount,
+    total_receiving_amount: q.totalReceivingAmount,
+    fees_included: q.feesIncluded,
+    exchange_rate: q.exchangeRate,
+    rate_details: toJson(q.rateDetails),
+    payment_instructions: q.paymentInstructions && toJson(q.paymentInstructions),
+    counterparty_information: q.counterpartyInformation && toJson(q.counterpartyInformation),
+    sender_customer_info: q.senderCustomerInfo && toJson(q.senderCustomerInfo),
+    lookup_id: q.lookupId,
+    purpose_of_payment: q.purposeOfPayment,
+    description: q.description,
+    customer_id: q.customerId,
+    debit_account_id: q.debitAccountId,
+    debit_account_type: q.debitAccountType,
+    delivery: toJson(q.delivery),
+    funding_reference: q.fundingReference,
+    transaction_id: q.transactionId,
+    agent_id: q.agentId,
+    expires_at: q.expiresAt,
+    executed_at: q.executedAt,
+    rail_plan: null,
+    rail_initiated_at: null,
+    created_at: q.createdAt,
+    updated_at: q.updatedAt,
+  };
+}
+
+/** Inserts a quote and, in the same statement, the job that follows it up (expiry or recovery). */
+export async function insertQuote(ex: Executor, platform: ClockSubject & { id: string }, q: QuoteRecord, job: JobInsert | null): Promise<void> {
+  if (!job) {
+    await ex.insertInto('quotes').values(quoteValues(q)).execute();
+    return;
+  }
+  await ex
+    .with('quote', (db) => db.insertInto('quotes').values(quoteValues(q)).returning('id'))
+    .insertInto('jobs')
+    .values(jobValues(platform, job))
+    .execute();
+}
+
+export async function findQuote(ex: Executor, platformId: string, id: string, lock = false): Promise<QuoteRecord | undefined> {
+  let query = ex.selectFrom('quotes').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
+  if (lock) query = query.forUpdate();
+  const row = await query.executeTakeFirst();
+  return row && toRecord(row);
+}
+
+/**
+ * Starts execution: PENDING → `to` only while the quote is unexpired at `now` (so of many
+ * concurrent calls exactly one matches), inserting the recovery job in the same statement.
+ */
+export async function claimForExecution(
+  ex: Executor,
+  platform: ClockSubject & { id: string },
+  id: string,
+  to: QuoteStatus,
+  now: Date,
+  recovery: JobInsert | null,
+): Promise<QuoteRecord | undefined> {
+  const v = recovery && jobValues(platform, recovery);
+  const job = v
+    ? sql`, job as (
+        insert into jobs (platform_id, kind, payload, due_at, max_attempts)
+        select ${v.platform_id}, ${v.kind}, ${v.payload}::jsonb, ${v.due_at}::timestamptz, ${v.max_attempts} from claimed
+        returning id)`
+    : sql``;
+  const { rows } = await sql`
+    with claimed as (
+      update quotes set status = ${to}, executed_at = ${now}, updated_at = ${now}
+      where platform_id = ${platform.id} and id = ${id} and status = 'PENDING' and expires_at > ${now}
+      returning *)${job}
+    select * from claimed`.execute(ex);
+  return rows[0] ? toRecord(rows[0]) : undefined;
+}
+
+/** Moves a quote between statuses (only from one of `from`); undefined when it was not in them. */
+export async function moveQuote(
+  ex: Executor,
+  platformId: string,
+  id: string,
+  from: QuoteStatus[],
+  to: QuoteStatus,
+  now: Date,
+  extra: { expiresBefore?: Date; nextStep?: number; atStep?: number } = {},
+): Promise<QuoteRecord | undefined> {
+  let query = ex
+    .updateTable('quotes')
+    .set({ status: to, updated_at: now, ...(extra.nextStep !== undefined && { next_step: extra.nextStep }) })
+    .where('platform_id', '=', platformId)
+    .where('id', '=', id)
+    .where('status', 'in', from);
+  if (extra.expiresBefore) query = query.where('expires_at', '<=', extra.expiresBefore);
+  if (extra.atStep !== undefined) query = query.where('next_step', '=', extra.atStep);
+  const row = await query.returningAll().executeTakeFirst();
+  return row && toRecord(row);
+}
+
+/** Stores the rail's plan once (a second initiation of the same quote finds it set and stops). */
+export async function recordRailPlan(ex: Executor, platformId: string, id: string, plan: StoredRailPlan, at: Date): Promise<QuoteRecord | undefined> {
+  const row = await ex
+    .updateTable('quotes')
+    .set({ rail_plan: toJson(plan), rail_initiated_at: at, next_step: 0, updated_at: at })
+    .where('platform_id', '=', platformId)
+    .where('id', '=', id)
+    .where('rail_plan', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+  return row && toRecord(row);
+}
+
+/** Like recordRailPlan, and schedules the first step's job in the same statement. */
+export async function recordRailPlanAndSchedule(
+  ex: Executor,
+  platform: ClockSubject & { id: string },
+  id: string,
+  plan: StoredRailPlan,
+  at: Date,
+  job: JobInsert,
+): Promise<boolean> {
+  const v = jobValues(platform, job);
+  const result = await sql<{ id: number }>`
+    with planned as (
+      update quotes set rail_plan = ${toJson(plan)}::jsonb, rail_initiated_at = ${at}, next_step = 0, updated_at = ${at}
+      where platform_id = ${platform.id} and id = ${id} and rail_plan is null
+      returning id)
+    insert into jobs (platform_id, kind, payload, due_at, max_attempts)
+    select ${v.platform_id}, ${v.kind}, ${v.payload}::jsonb, ${v.due_at}::timestamptz, ${v.max_attempts} from planned
+    returning id`.execute(ex);
+  return result.rows.length > 0;
+}
+
+export async function setNextStep(ex: Executor, platformId: string, id: string, step: number, at: Date): Promise<void> {
+  await ex.updateTable('quotes').set({ next_step: step, updated_at: at }).where('platform_id', '=', platformId).where('id', '=', id).execute();
+}
+
+// ── lookups ──────────────────────────────────────────────────────────────────────────────────────
+
+export interface LookupRecord {
+  id: string;
+  platformId: string;
+  kind: 'EXTERNAL_ACCOUNT' | 'UMA';
+  accountId: string | null;
+  receiverUmaAddress: string | null;
+  customerId: string | null;
+  senderUmaAddress: string | null;
+  supportedCurrencies: CurrencyPreference[];
+  requiredPayerDataFields: RequiredPayerField[];
+  expiresAt: Date;
+  createdAt: Date;
+}
+
+export async function insertLookup(ex: Executor, l: LookupRecord): Promise<void> {
+  await ex
+    .insertInto('lookups')
+    .values({
+      id: l.id,
+      platform_id: l.platformId,
+      kind: l.kind,
+      account_id: l.accountId,
+      receiver_uma_address: l.receiverUmaAddress,
+      customer_id: l.customerId,
+      sender_uma_address: l.senderUmaAddress,
+      supported_currencies: toJson(l.supportedCurrencies),
+      required_payer_data_fields: toJson(l.requiredPayerDataFields),
+      expires_at: l.expiresAt,
+      created_at: l.createdAt,
+    })
+    .execute();
+}
+
+export async function findLookup(ex: Executor, platformId: string, id: string): Promise<LookupRecord | undefined> {
+  const row = await ex.selectFrom('lookups').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    id: row.id,
+    platformId: row.platform_id,
+    kind: row.kind,
+    accountId: row.account_id,
+    receiverUmaAddress: row.receiver_uma_address,
+    customerId: row.customer_id,
+    senderUmaAddress: row.sender_uma_address,
+    supportedCurrencies: row.supported_currencies,
+    requiredPayerDataFields: row.required_payer_data_fields,
+    expiresAt: row.expires_at,
+    createdAt: row.created_at,
+  };
+}

@@ -1,0 +1,78 @@
+import type { PlatformRef } from '../../core/context.js';
+import { enqueueJobs, type ClaimedJob, type JobRunner } from '../../core/jobs.js';
+import { createQuoteCreation, EXPIRY_JOB } from './create.js';
+import { accountDestinations, umaDestinationsUnavailable } from './destinations.js';
+import { createQuoteExecution, RECOVERY_JOB } from './execute.js';
+import { createSandboxFunding } from './funding.js';
+import { createLookups } from './lookup.js';
+import { createQuoteOutcomes, STEP_JOB } from './outcomes.js';
+import { presentQuote, quoteNotFound } from './present.js';
+import type { RailEvent } from '../rails/rail.js';
+import * as repo from './repository.js';
+import type { QuoteView } from './schemas.js';
+import type { QuoteContext, QuoteDestinationHandler, QuoteServiceDeps } from './types.js';
+
+export type { ExecuteAuthorizer, QuoteDestinationHandler, QuoteServiceDeps } from './types.js';
+export { payloadToSignOf } from './funding.js';
+
+/**
+ * Quotes: a locked price for one payment, its execution through the ledger and the rail, the
+ * sandbox's real-time funding, and receiver lookups. Lifecycle and ledger legs are described in
+ * docs/api/quotes.md.
+ */
+export function createQuoteService(deps: QuoteServiceDeps) {
+  const { database, clock, transactions } = deps;
+  const handlers = new Map<string, QuoteDestinationHandler>();
+  for (const handler of [accountDestinations(deps), umaDestinationsUnavailable, ...(deps.destinationHandlers ?? [])]) {
+    handlers.set(handler.destinationType, handler);
+  }
+  const outcomes = createQuoteOutcomes(deps);
+  const execution = createQuoteExecution(deps, outcomes);
+  const creation = createQuoteCreation(deps, execution, handlers);
+  const funding = createSandboxFunding(deps, execution, outcomes);
+  const lookups = createLookups(deps);
+
+  async function getQuote(ctx: QuoteContext, id: string, scope: { customerId?: string } = {}): Promise<QuoteView> {
+    const q = await repo.findQuote(database.db, ctx.platform.id, id);
+    if (!q || (scope.customerId && q.customerId !== scope.customerId)) throw quoteNotFound();
+    return presentQuote(q);
+  }
+
+  /**
+   * The expiry job: an unexecuted quote (and its transaction) becomes EXPIRED at expiresAt. A job
+   * that runs early (clock skew between processes) looks again at expiresAt.
+   */
+  async function expire(platform: PlatformRef, quoteId: string, expiresAt: Date): Promise<void> {
+    await database.db.transaction().execute(async (trx) => {
+      const now = clock.now(platform);
+      if (now < expiresAt) {
+        await enqueueJobs(trx, platform, [{ kind: EXPIRY_JOB, payload: { quoteId, expiresAt: expiresAt.toISOString() }, runAt: expiresAt }], clock);
+        return;
+      }
+      const expired = await repo.moveQuote(trx, platform.id, quoteId, ['PENDING'], 'EXPIRED', now, { expiresBefore: now });
+      if (expired) await transactions.transition(trx, platform, expired.transactionId, 'EXPIRED', { failureReason: 'QUOTE_EXPIRED' });
+    });
+  }
+
+  /** Registers the quote jobs (expiry, rail steps, recovery) with the runner. */
+  function registerJobs(jobs: JobRunner, platformOf: (id: string) => Promise<PlatformRef | undefined>): void {
+    const withPlatform = (run: (platform: PlatformRef, job: ClaimedJob) => Promise<void>) => async (job: ClaimedJob) => {
+      const platform = job.platformId ? await platformOf(job.platformId) : undefined;
+      if (platform) await run(platform, job);
+    };
+    jobs.register(EXPIRY_JOB, withPlatform((platform, job) => expire(platform, String(job.payload.quoteId), new Date(String(job.payload.expiresAt ?? 0)))));
+    jobs.register(STEP_JOB, withPlatform((platform, job) => outcomes.runStep(platform, String(job.payload.quoteId), Number(job.payload.step), job.payload.event as RailEvent | undefined)));
+    jobs.register(RECOVERY_JOB, withPlatform((platform, job) => execution.recover(platform, String(job.payload.quoteId))));
+  }
+
+  return {
+    createQuote: creation.createQuote,
+    executeQuote: execution.executeQuote,
+    getQuote,
+    sandboxSend: funding.sandboxSend,
+    lookupExternalAccount: lookups.lookupExternalAccount,
+    registerJobs,
+  };
+}
+
+export type QuoteService = ReturnType<typeof createQuoteService>;

@@ -1,0 +1,93 @@
+import type { Clock } from '../../core/clock.js';
+import type { ServiceContext } from '../../core/context.js';
+import { ServiceError } from '../../core/errors.js';
+import type { Database, Executor } from '../../db/database.js';
+import type { AccountService } from '../accounts/service.js';
+import type { CustomerService } from '../customers/service.js';
+import type { ExternalAccountService } from '../external-accounts/service.js';
+import type { LedgerService } from '../ledger/service.js';
+import type { Platform } from '../platform/service.js';
+import type { RailAdapter } from '../rails/rail.js';
+import type { RateService } from '../rates/service.js';
+import type { TransactionDestination } from '../transactions/schemas.js';
+import type { TransactionService } from '../transactions/service.js';
+import type { Delivery, LookupRecord, QuoteRecord } from './repository.js';
+import type { QuoteDestination, QuoteDestinationInput, RequiredPayerField } from './schemas.js';
+import type { Logger } from 'pino';
+
+export type QuoteContext = ServiceContext<Platform>;
+
+/** Request headers execute looks at (lower-case names). */
+export type ExecuteHeaders = Record<string, string | undefined>;
+
+/**
+ * Authorizes executing a quote whose source is an EMBEDDED_WALLET: checks the
+ * Service-Wallet-Signature over the quote's payloadToSign. The wallets module supplies the real
+ * one; until it is wired, such executions are refused.
+ */
+export interface ExecuteAuthorizer {
+  authorize(ctx: QuoteContext, quote: QuoteRecord, headers: ExecuteHeaders): Promise<void>;
+}
+
+export const walletSignaturesUnavailable: ExecuteAuthorizer = {
+  async authorize() {
+    throw new ServiceError(
+      'INVALID_INPUT',
+      'executing a quote from an EMBEDDED_WALLET needs a wallet signature check, which is not enabled on this server yet',
+    );
+  },
+};
+
+/** The receiving side of a quote, resolved and checked. */
+export interface ResolvedDestination {
+  /** As the quote shows it. */
+  view: QuoteDestination;
+  /** As the transaction shows it. */
+  transactionDestination: TransactionDestination;
+  currency: string;
+  delivery: Delivery;
+  /** Sender information the receiver asks for (mandatory ones are enforced). */
+  requiredPayerDataFields: RequiredPayerField[];
+  /** What is known about the recipient. */
+  counterpartyInformation: Record<string, unknown> | null;
+  /** The lookup the quote used, if any. */
+  lookup: LookupRecord | null;
+}
+
+export interface DestinationRequest {
+  ctx: QuoteContext;
+  /** Where reads go (the creating transaction, or the database). */
+  ex: Executor;
+  destination: QuoteDestinationInput;
+  lookupId: string | undefined;
+  /** Reads a lookup of this platform (undefined when unknown). */
+  findLookup(id: string): Promise<LookupRecord | undefined>;
+}
+
+/**
+ * Resolves one `destinationType`. ACCOUNT is built in; UMA_ADDRESS plugs in here when the UMA
+ * module exists (it will resolve its lookups and deliver through UMA settlement).
+ */
+export interface QuoteDestinationHandler {
+  readonly destinationType: QuoteDestinationInput['destinationType'];
+  resolve(request: DestinationRequest): Promise<ResolvedDestination>;
+}
+
+export interface QuoteServiceDeps {
+  database: Database;
+  clock: Clock;
+  log?: Logger;
+  ledger: LedgerService;
+  transactions: TransactionService;
+  accounts: Pick<AccountService, 'getAccount'>;
+  externalAccounts: Pick<ExternalAccountService, 'findExternalAccount'>;
+  customers: Pick<CustomerService, 'requireCustomer'>;
+  rates: Pick<RateService, 'price' | 'estimateRate'>;
+  /** How long a quote can be executed (config.quoteLifetimeSeconds). */
+  quoteLifetimeMs: number;
+  /** Default: the sandbox rail on sandbox platforms, none on production. */
+  railFor?: (platform: Platform) => RailAdapter;
+  executeAuthorizer?: ExecuteAuthorizer;
+  /** Extra destination handlers (UMA); ACCOUNT is built in. */
+  destinationHandlers?: QuoteDestinationHandler[];
+}

@@ -1,0 +1,171 @@
+import type { Clock } from '../../core/clock.js';
+import type { PlatformRef, ServiceContext } from '../../core/context.js';
+import { ServiceError } from '../../core/errors.js';
+import { enqueueJobs, type JobRunner } from '../../core/jobs.js';
+import type { Database, Trx } from '../../db/database.js';
+import type { LedgerService } from '../ledger/service.js';
+import type { FailureReason } from './lifecycle.js';
+import type { RateDetails, TransactionSource, TransactionView } from './schemas.js';
+import type { ApprovalInfo, ApprovalDecision as WebhookApprovalDecision } from '../webhooks/service.js';
+import { presentTransaction, type TransactionRecord, type TransactionService } from './service.js';
+
+export interface IncomingPaymentDeps {
+  database: Database;
+  clock: Clock;
+  ledger: LedgerService;
+  transactions: TransactionService;
+  jobs: JobRunner;
+  /** Delivers the INCOMING_PAYMENT.PENDING webhook now rather than on the next poll. */
+  wakeWebhooks: () => void;
+}
+
+/** The platform's webhook endpoint, if any: with one, incoming payments wait for its answer. */
+export interface IncomingPlatform extends PlatformRef {
+  webhookEndpoint: string | null;
+}
+
+export interface IncomingPayment {
+  customer: { id: string; platformCustomerId: string } | null;
+  /** The internal account credited. */
+  account: { id: string; currency: string };
+  amount: number;
+  source: TransactionSource;
+  counterpartyInformation?: Record<string, unknown>;
+  rateDetails?: RateDetails;
+  description?: string;
+}
+
+/** A final decision on a payment waiting for the platform (the webhook's `await` is not one). */
+export type ApprovalDecision = Exclude<WebhookApprovalDecision, { kind: 'await' }> | { kind: 'fail'; failureReason: ApprovalFailure };
+type ApprovalFailure = Extract<FailureReason, 'PAYMENT_APPROVAL_TIMED_OUT' | 'PAYMENT_APPROVAL_WEBHOOK_ERROR'>;
+
+/**
+ * How long a platform that answered the INCOMING_PAYMENT.PENDING webhook with 202 has to call
+ * approve or reject (platform clock) before the payment fails with PAYMENT_APPROVAL_TIMED_OUT.
+ */
+export const APPROVAL_DEADLINE_MS = 5_000;
+const DEADLINE_JOB = 'incoming.approval-deadline';
+
+/**
+ * Incoming payments to an internal account. A platform with a webhook endpoint decides: the
+ * payment waits as PENDING while INCOMING_PAYMENT.PENDING asks it (200 approve, 403/422 reject,
+ * 202 decide within APPROVAL_DEADLINE_MS through approve/reject, no or bad answer → FAILED).
+ * Without an endpoint nobody can be asked, so the payment is credited at once. The money comes
+ * from the platform's UMA settlement account, the ledger's view of the counterparty.
+ */
+export function createIncomingPayments(deps: IncomingPaymentDeps) {
+  const { database, clock, ledger, transactions } = deps;
+
+  async function credit(trx: Trx, platform: PlatformRef, record: TransactionRecord): Promise<void> {
+    const settlement = await ledger.systemAccount(platform.id, record.receivedCurrency, 'UMA_SETTLEMENT');
+    const accountId = record.destination.accountId!;
+    await ledger.record(trx, platform, [{ debit: settlement, credit: accountId, amount: record.receivedAmount, code: 'INCOMING' }], record.id);
+  }
+
+  async function receive(platform: IncomingPlatform, payment: IncomingPayment): Promise<TransactionRecord> {
+    await ledger.systemAccount(platform.id, payment.account.currency, 'UMA_SETTLEMENT');
+    const requireApproval = Boolean(platform.webhookEndpoint);
+    const record = await database.db.transaction().execute(async (trx) => {
+      const created = await transactions.create(trx, platform, {
+        type: 'INCOMING',
+        status: requireApproval ? 'PENDING' : 'PROCESSING',
+        awaitingApproval: requireApproval,
+        customerId: payment.customer?.id ?? null,
+        platformCustomerId: payment.customer?.platformCustomerId ?? null,
+        source: payment.source,
+        destination: { destinationType: 'ACCOUNT', accountId: payment.account.id, currency: payment.account.currency },
+        sentAmount: null,
+        sentCurrency: null,
+        receivedAmount: payment.amount,
+        receivedCurrency: payment.account.currency,
+        exchangeRate: null,
+        fees: null,
+        quoteId: null,
+        description: payment.description ?? null,
+        counterpartyInformation: payment.counterpartyInformation ?? null,
+        rateDetails: payment.rateDetails ?? null,
+        paymentInstructions: null,
+        agentId: null,
+      });
+      if (requireApproval) return created;
+      await credit(trx, platform, created);
+      return (await transactions.transition(trx, platform, created.id, 'COMPLETED', { settledAt: clock.now(platform) }))!;
+    });
+    if (requireApproval) deps.wakeWebhooks();
+    return record;
+  }
+
+  /** The platform's answer to INCOMING_PAYMENT.PENDING, as the webhook worker read it. */
+  async function onWebhookAnswer(platform: PlatformRef, { event, decision }: ApprovalInfo): Promise<void> {
+    const id = (event.data as { id?: string }).id;
+    if (!id) return;
+    const record = await transactions.find(database.db, platform.id, id);
+    if (!record) return;
+    await ledger.systemAccount(platform.id, record.receivedCurrency, 'UMA_SETTLEMENT');
+    await database.db.transaction().execute(async (trx) => {
+      if (decision.kind === 'await') await awaitDecision(trx, platform, id);
+      else if (decision.kind === 'fail') await decide(trx, platform, id, { kind: 'fail', failureReason: decision.failureReason });
+      else await decide(trx, platform, id, decision);
+    });
+  }
+
+  /** Applies the platform's decision to a payment waiting for it; false when it was no longer waiting. */
+  async function decide(trx: Trx, platform: PlatformRef, id: string, decision: ApprovalDecision): Promise<TransactionRecord | undefined> {
+    const record = await transactions.find(trx, platform.id, id, true);
+    if (!record || record.type !== 'INCOMING' || record.status !== 'PENDING' || !record.awaitingApproval) return undefined;
+    if (decision.kind === 'approve') {
+      await credit(trx, platform, record);
+      const info = decision.receiverCustomerInfo;
+      return transactions.transition(trx, platform, id, 'COMPLETED', {
+        awaitingApproval: false,
+        settledAt: clock.now(platform),
+        ...(info && { counterpartyInformation: { ...(record.counterpartyInformation ?? {}), receiverCustomerInfo: info } }),
+      });
+    }
+    if (decision.kind === 'reject') {
+      return transactions.transition(trx, platform, id, 'REJECTED', { awaitingApproval: false, failureDetail: 'PLATFORM_REJECTED' });
+    }
+    return transactions.transition(trx, platform, id, 'FAILED', { awaitingApproval: false, failureReason: decision.failureReason });
+  }
+
+  async function decideByApi(ctx: ServiceContext, id: string, decision: ApprovalDecision): Promise<TransactionView> {
+    if (decision.kind === 'approve') {
+      const existing = await transactions.require(database.db, ctx.platform.id, id);
+      await ledger.systemAccount(ctx.platform.id, existing.receivedCurrency, 'UMA_SETTLEMENT');
+    }
+    const record = await ctx.tx(async (trx) => {
+      const decided = await decide(trx, ctx.platform, id, decision);
+      if (decided) return decided;
+      await transactions.require(trx, ctx.platform.id, id); // 404 when it does not exist at all
+      throw new ServiceError('TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL', 'this transaction is not waiting for the platform\'s approval');
+    });
+    return presentTransaction(record, ctx.platform.id);
+  }
+
+  /** The platform answered 202: it will call approve/reject; fail the payment if it never does. */
+  async function awaitDecision(trx: Trx, platform: PlatformRef, id: string): Promise<void> {
+    await enqueueJobs(trx, platform, [{ kind: DEADLINE_JOB, payload: { transactionId: id }, runAt: new Date(clock.now(platform).getTime() + APPROVAL_DEADLINE_MS) }], clock);
+  }
+
+  return {
+    receive,
+    onWebhookAnswer,
+    decide,
+    awaitDecision,
+    approve: (ctx: ServiceContext, id: string, receiverCustomerInfo?: Record<string, unknown>) =>
+      decideByApi(ctx, id, { kind: 'approve', receiverCustomerInfo, automatic: false }),
+    reject: (ctx: ServiceContext, id: string, reason?: string) => decideByApi(ctx, id, { kind: 'reject', reason }),
+    /** Registers the approval-deadline job handler (called from the composition root). */
+    registerJobs(platformOf: (id: string) => Promise<PlatformRef | undefined>): void {
+      deps.jobs.register(DEADLINE_JOB, async (job) => {
+        const platform = job.platformId ? await platformOf(job.platformId) : undefined;
+        if (!platform) return;
+        await database.db
+          .transaction()
+          .execute((trx) => decide(trx, platform, String(job.payload.transactionId), { kind: 'fail', failureReason: 'PAYMENT_APPROVAL_TIMED_OUT' }));
+      });
+    },
+  };
+}
+
+export type IncomingPayments = ReturnType<typeof createIncomingPayments>;

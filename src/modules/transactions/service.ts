@@ -1,0 +1,160 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../../core/clock.js';
+import type { PlatformRef, ServiceContext } from '../../core/context.js';
+import { currency } from '../../core/currencies.js';
+import { ServiceError } from '../../core/errors.js';
+import { emitEvents } from '../../core/events.js';
+import { newId } from '../../core/ids.js';
+import type { Database, Executor, Trx } from '../../db/database.js';
+import type { Page } from '../../http/pagination.js';
+import { eventFor, statusesBefore, type TransactionStatus } from './lifecycle.js';
+import * as repo from './repository.js';
+import type { TransactionRecord, TransitionPatch } from './repository.js';
+import type { TransactionListQuery, TransactionView } from './schemas.js';
+
+export type { TransactionRecord, TransitionPatch } from './repository.js';
+
+export interface TransactionServiceDeps {
+  database: Database;
+  clock: Clock;
+}
+
+/** What a new transaction needs; ids, reference and timestamps are filled in. */
+export type NewTransaction = Omit<
+  TransactionRecord,
+  'id' | 'platformId' | 'reference' | 'createdAt' | 'updatedAt' | 'awaitingApproval' | 'failureReason' | 'failureDetail' | 'refund' | 'settledAt'
+> &
+  Partial<Pick<TransactionRecord, 'awaitingApproval' | 'failureReason' | 'failureDetail' | 'refund' | 'settledAt' | 'id'>>;
+
+const REFERENCE_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/** A reconciliation reference: 14 characters of Crockford base32 (70 bits), unique per platform. */
+export function newReference(prefix = 'CR'): string {
+  const bytes = randomBytes(12);
+  let out = prefix;
+  for (let i = 0; i < 12; i++) out += REFERENCE_ALPHABET[bytes[i] & 31];
+  return out;
+}
+
+export function presentTransaction(t: TransactionRecord, platformId: string): TransactionView {
+  const money = (amount: number, code: string) => ({ amount, currency: currency(code) });
+  return {
+    id: t.id,
+    status: t.status,
+    type: t.type,
+    source: t.source,
+    destination: t.destination,
+    customerId: t.customerId ?? platformId,
+    platformCustomerId: t.platformCustomerId ?? platformId,
+    ...(t.sentAmount !== null && t.sentCurrency && { sentAmount: money(t.sentAmount, t.sentCurrency) }),
+    receivedAmount: money(t.receivedAmount, t.receivedCurrency),
+    ...(t.exchangeRate !== null && { exchangeRate: t.exchangeRate }),
+    ...(t.fees !== null && { fees: t.fees }),
+    ...(t.quoteId && { quoteId: t.quoteId }),
+    ...(t.paymentInstructions && { paymentInstructions: t.paymentInstructions }),
+    ...(t.refund && { refund: t.refund }),
+    ...(t.settledAt && { settledAt: t.settledAt.toISOString() }),
+    createdAt: t.createdAt.toISOString(),
+    updatedAt: t.updatedAt.toISOString(),
+    ...(t.agentId && { agentId: t.agentId }),
+    ...(t.description && { description: t.description }),
+    ...(t.counterpartyInformation && { counterpartyInformation: t.counterpartyInformation }),
+    ...(t.status !== 'CREATED' && { reconciliationInstructions: { reference: t.reference } }),
+    ...(t.rateDetails && { rateDetails: t.rateDetails }),
+    ...(t.failureReason && (t.status === 'FAILED' || t.status === 'REJECTED') && { failureReason: t.failureReason }),
+    ...(t.failureDetail && t.status !== 'COMPLETED' && { failureDetail: t.failureDetail }),
+  };
+}
+
+/**
+ * Transactions: the API's record of every payment, its status machine, and the webhooks each
+ * status change announces (written in the caller's transaction, so the event exists exactly
+ * when the change committed). Money itself moves in the ledger, in the same transaction.
+ */
+export function createTransactionService({ database, clock }: TransactionServiceDeps) {
+  async function announce(trx: Trx, platform: PlatformRef, record: TransactionRecord): Promise<void> {
+    const type = eventFor(record.type, record.status);
+    if (type) await emitEvents(trx, platform, [{ type, data: presentTransaction(record, platform.id) }], clock);
+  }
+
+  async function create(trx: Trx, platform: PlatformRef, draft: NewTransaction): Promise<TransactionRecord> {
+    const now = clock.now(platform);
+    const record: TransactionRecord = {
+      awaitingApproval: false,
+      failureReason: null,
+      failureDetail: null,
+      refund: null,
+      settledAt: null,
+      ...draft,
+      id: draft.id ?? newId('Transaction'),
+      platformId: platform.id,
+      reference: newReference(),
+      createdAt: now,
+      updatedAt: now,
+    };
+    await repo.insertTransaction(trx, record);
+    await announce(trx, platform, record);
+    return record;
+  }
+
+  /**
+   * Moves a transaction to `to` if its current status allows it (see lifecycle.ts) and announces
+   * the change. Returns undefined when it was not in a status that allows the move (already
+   * moved by a concurrent worker or a retried job): callers treat that as "nothing to do".
+   */
+  async function transition(
+    trx: Trx,
+    platform: PlatformRef,
+    id: string,
+    to: TransactionStatus,
+    patch: TransitionPatch = {},
+    options: { from?: TransactionStatus[] } = {},
+  ): Promise<TransactionRecord | undefined> {
+    const from = options.from ?? statusesBefore(to);
+    const record = await repo.updateStatus(trx, platform.id, id, from, to, patch, clock.now(platform));
+    if (record) await announce(trx, platform, record);
+    return record;
+  }
+
+  async function require(ex: Executor, platformId: string, id: string, lock = false): Promise<TransactionRecord> {
+    const record = await repo.findTransaction(ex, platformId, id, lock);
+    if (!record) throw new ServiceError('TRANSACTION_NOT_FOUND', 'transaction not found');
+    return record;
+  }
+
+  async function list(ctx: ServiceContext, query: TransactionListQuery, scope: repo.ListScope = {}): Promise<Page<TransactionView>> {
+    const page = await repo.listTransactions(database.db, ctx.platform.id, query, scope);
+    return {
+      data: page.rows.map((r) => presentTransaction(r, ctx.platform.id)),
+      hasMore: page.hasMore,
+      nextCursor: page.nextCursor,
+      totalCount: page.totalCount,
+    };
+  }
+
+  return {
+    create,
+    transition,
+    require,
+    find: repo.findTransaction,
+    /** Replaces the refund object (refund progress after a payment failed). */
+    setRefund: async (trx: Trx, platform: PlatformRef, id: string, refund: repo.TransactionRecord['refund'] & object) => {
+      const record = await repo.updateRefund(trx, platform.id, id, refund, clock.now(platform));
+      if (record && refund.status !== 'PENDING') {
+        const type = refund.status === 'COMPLETED' ? 'OUTGOING_PAYMENT.REFUND_COMPLETED' : 'OUTGOING_PAYMENT.REFUND_FAILED';
+        await emitEvents(trx, platform, [{ type, data: presentTransaction(record, platform.id) }], clock);
+      }
+      return record;
+    },
+    present: presentTransaction,
+    async get(ctx: ServiceContext, id: string, scope: repo.ListScope = {}): Promise<TransactionView> {
+      const record = await require(database.db, ctx.platform.id, id);
+      if (scope.customerId && record.customerId !== scope.customerId) throw new ServiceError('TRANSACTION_NOT_FOUND', 'transaction not found');
+      return presentTransaction(record, ctx.platform.id);
+    },
+    list,
+    terminalAmong: repo.terminalAmong,
+  };
+}
+
+export type TransactionService = ReturnType<typeof createTransactionService>;

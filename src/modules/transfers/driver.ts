@@ -1,0 +1,187 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../../core/clock.js';
+import type { PlatformRef } from '../../core/context.js';
+import { ServiceError } from '../../core/errors.js';
+import { enqueueJobs, type ClaimedJob, type JobRunner, type JobSpec } from '../../core/jobs.js';
+import type { Database, Trx } from '../../db/database.js';
+import type { LedgerService } from '../ledger/service.js';
+import type { RailEvent, RailPlan, RailRequest } from '../rails/rail.js';
+import { railFor } from '../rails/sandbox-rail.js';
+import type { FailureDetail, TransactionStatus } from '../transactions/lifecycle.js';
+import type { TransactionRecord, TransactionService } from '../transactions/service.js';
+
+/** Re-drives a transfer whose initiation never got recorded (the process died between the two). */
+export const DRIVE_JOB = 'transfers.drive';
+/** Applies one delayed step of a rail plan (a completion or failure the rail reports later). */
+export const STEP_JOB = 'transfers.step';
+/**
+ * How long after acceptance the recovery job looks at a transfer (platform clock). The request
+ * itself normally initiates within milliseconds, so by then the job finds nothing to do.
+ */
+export const RECOVERY_LEASE_MS = 10_000;
+
+/** What initiating (or re-initiating) a transfer at the rail needs, kept in the recovery job. */
+export interface Initiation {
+  transactionId: string;
+  operation: 'TRANSFER_OUT' | 'TRANSFER_IN';
+  identifier: string;
+  accountType: string;
+  currency: string;
+  amount: number;
+}
+
+export interface TransferDriverDeps {
+  database: Database;
+  clock: Clock;
+  log: Logger;
+  ledger: LedgerService;
+  transactions: TransactionService;
+  jobs: JobRunner;
+  platformOf: (id: string) => Promise<PlatformRef | undefined>;
+}
+
+/** The failure detail recorded when the rail refuses to start a payment. */
+function refusalDetail(error: ServiceError): FailureDetail {
+  return error.code === 'NOT_IMPLEMENTED' ? 'NO_RAIL_CONFIGURED' : 'EXECUTION_FAILED';
+}
+
+/**
+ * Moves transfers along what the rail reports. Every step is a guarded status change (it applies
+ * only from the statuses that precede it) with its ledger effect in the same transaction, so a
+ * retried job or a request racing its own recovery job never applies anything twice.
+ */
+export function createTransferDriver(deps: TransferDriverDeps) {
+  const { database, clock, ledger, transactions } = deps;
+
+  function railRequest(platform: PlatformRef, i: Initiation): RailRequest {
+    return { platform, operation: i.operation, transactionId: i.transactionId, identifier: i.identifier, accountType: i.accountType, currency: i.currency, amount: i.amount };
+  }
+
+  async function settlementAccount(platform: PlatformRef, currency: string): Promise<string> {
+    return ledger.systemAccount(platform.id, currency, 'RAIL_SETTLEMENT');
+  }
+
+  /** Ledger side of a completion: a transfer out posts its hold; a transfer in credits the account. */
+  async function settle(trx: Trx, platform: PlatformRef, record: TransactionRecord, settlement: string): Promise<void> {
+    if (record.type === 'OUTGOING') {
+      await ledger.resolve(trx, platform, { transactionId: record.id }, 'POST');
+      return;
+    }
+    const leg = { debit: settlement, credit: record.destination.accountId!, amount: record.receivedAmount, code: 'TRANSFER_IN' };
+    await ledger.record(trx, platform, [leg], record.id);
+  }
+
+  /** Applies one rail event from the given statuses; undefined when the transfer was elsewhere. */
+  async function applyEvent(
+    trx: Trx,
+    platform: PlatformRef,
+    id: string,
+    event: RailEvent,
+    from: TransactionStatus[],
+    settlement: string,
+  ): Promise<TransactionRecord | undefined> {
+    if (event.kind === 'COMPLETED') {
+      const done = await transactions.transition(trx, platform, id, 'COMPLETED', { settledAt: clock.now(platform) }, { from });
+      if (done) await settle(trx, platform, done, settlement);
+      return done;
+    }
+    if (event.kind === 'FAILED') return fail(trx, platform, id, event.detail, from);
+    throw new Error(`a transfer does not expect the rail event ${event.kind}`);
+  }
+
+  /** Fails a transfer and releases its hold (transfers in hold nothing). */
+  async function fail(trx: Trx, platform: PlatformRef, id: string, detail: FailureDetail, from: TransactionStatus[]): Promise<TransactionRecord | undefined> {
+    const failed = await transactions.transition(trx, platform, id, 'FAILED', { failureReason: 'OFFRAMP_FAILED', failureDetail: detail }, { from });
+    if (failed?.type === 'OUTGOING') await ledger.resolve(trx, platform, { transactionId: id }, 'VOID');
+    return failed;
+  }
+
+  /**
+   * Records a fresh plan for a PENDING transfer: a step due at once (afterMs 0) moves it straight
+   * to that outcome; otherwise it becomes PROCESSING and each later step gets a job at its time.
+   * Undefined when the transfer was no longer PENDING (someone else recorded the plan).
+   */
+  async function applyPlan(trx: Trx, platform: PlatformRef, i: Initiation, plan: RailPlan, settlement: string): Promise<TransactionRecord | undefined> {
+    const steps = [...plan.steps].sort((a, b) => a.afterMs - b.afterMs);
+    const immediate = steps[0]?.afterMs <= 0 ? steps[0] : undefined;
+    const record = immediate
+      ? await applyEvent(trx, platform, i.transactionId, immediate.event, ['PENDING'], settlement)
+      : await transactions.transition(trx, platform, i.transactionId, 'PROCESSING', {}, { from: ['PENDING'] });
+    if (!record) return undefined;
+    if (record.status !== 'PROCESSING') return record;
+    const nowMs = clock.now(platform).getTime();
+    const jobs: JobSpec[] = steps.filter((step) => step !== immediate).map((step) => ({
+      kind: STEP_JOB,
+      payload: { transactionId: i.transactionId, currency: i.currency, event: step.event },
+      runAt: new Date(nowMs + step.afterMs),
+    }));
+    await enqueueJobs(trx, platform, jobs, clock);
+    return record;
+  }
+
+  /** The job that re-drives the transfer if its initiation is never recorded; written with the transfer. */
+  function recoveryJob(platform: PlatformRef, i: Initiation): JobSpec {
+    return { kind: DRIVE_JOB, payload: { ...i }, runAt: new Date(clock.now(platform).getTime() + RECOVERY_LEASE_MS) };
+  }
+
+  /**
+   * Starts an accepted (PENDING) transfer at the rail, outside any database transaction, then
+   * records the plan. A rail that refuses fails the transfer (releasing its hold). Returns the
+   * transfer as it now stands, undefined when another worker recorded the plan first, or
+   * UNREACHABLE when the rail could not be asked (the transfer stays PENDING for the recovery job).
+   */
+  async function start(platform: PlatformRef, i: Initiation): Promise<TransactionRecord | 'UNREACHABLE' | undefined> {
+    const settlement = await settlementAccount(platform, i.currency);
+    let plan: RailPlan;
+    try {
+      plan = await railFor(platform).initiate(railRequest(platform, i));
+    } catch (error) {
+      if (!(error instanceof ServiceError)) {
+        deps.log.warn({ err: error, transactionId: i.transactionId }, 'payment rail unreachable; the recovery job will retry');
+        return 'UNREACHABLE';
+      }
+      return database.db.transaction().execute((trx) => fail(trx, platform, i.transactionId, refusalDetail(error), ['PENDING']));
+    }
+    return database.db.transaction().execute((trx) => applyPlan(trx, platform, i, plan, settlement));
+  }
+
+  /** Request path: start the transfer and return it as it stands afterwards. */
+  async function initiate(platform: PlatformRef, i: Initiation): Promise<TransactionRecord> {
+    const started = await start(platform, i);
+    if (started && started !== 'UNREACHABLE') return started;
+    return transactions.require(database.db, platform.id, i.transactionId);
+  }
+
+  async function onRecovery(job: ClaimedJob): Promise<void> {
+    const platform = job.platformId ? await deps.platformOf(job.platformId) : undefined;
+    if (!platform) return;
+    const i = job.payload as unknown as Initiation;
+    const record = await transactions.find(database.db, platform.id, i.transactionId);
+    if (record?.status !== 'PENDING') return;
+    if ((await start(platform, i)) !== 'UNREACHABLE') return;
+    // Retried with backoff by the job runner; after the last try the transfer fails and its hold goes.
+    if (job.attempts < job.maxAttempts) throw new Error(`transfer ${i.transactionId}: the payment rail could not be reached`);
+    await database.db.transaction().execute((trx) => fail(trx, platform, i.transactionId, 'EXECUTION_FAILED', ['PENDING']));
+  }
+
+  async function onStep(job: ClaimedJob): Promise<void> {
+    const platform = job.platformId ? await deps.platformOf(job.platformId) : undefined;
+    if (!platform) return;
+    const { transactionId, currency, event } = job.payload as { transactionId: string; currency: string; event: RailEvent };
+    const settlement = await settlementAccount(platform, currency);
+    await database.db.transaction().execute((trx) => applyEvent(trx, platform, transactionId, event, ['PROCESSING'], settlement));
+  }
+
+  return {
+    recoveryJob,
+    initiate,
+    settlementAccount,
+    /** Registers the job handlers (once, from the composition root). */
+    register(): void {
+      deps.jobs.register(DRIVE_JOB, onRecovery);
+      deps.jobs.register(STEP_JOB, onStep);
+    },
+  };
+}
+
+export type TransferDriver = ReturnType<typeof createTransferDriver>;

@@ -1,0 +1,129 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../../core/clock.js';
+import type { ServiceContext } from '../../core/context.js';
+import { ServiceError } from '../../core/errors.js';
+import { enqueueJobs, type JobRunner } from '../../core/jobs.js';
+import type { Database } from '../../db/database.js';
+import type { AccountService } from '../accounts/service.js';
+import type { CustomerService } from '../customers/service.js';
+import type { ExternalAccountService } from '../external-accounts/service.js';
+import type { LedgerService } from '../ledger/service.js';
+import type { Platform, PlatformService } from '../platform/service.js';
+import { railFor, unconfiguredRail } from '../rails/sandbox-rail.js';
+import type { TransactionView } from '../transactions/schemas.js';
+import { presentTransaction, type NewTransaction, type TransactionService } from '../transactions/service.js';
+import { createTransferDriver, type Initiation } from './driver.js';
+import { resolveParties, type Direction, type TransferParties } from './parties.js';
+import type { TransferInput } from './schemas.js';
+
+export type { TransferInput } from './schemas.js';
+
+export interface TransferServiceDeps {
+  database: Database;
+  clock: Clock;
+  log: Logger;
+  ledger: LedgerService;
+  transactions: TransactionService;
+  accounts: Pick<AccountService, 'getAccount'>;
+  externalAccounts: Pick<ExternalAccountService, 'findExternalAccount'>;
+  customers: Pick<CustomerService, 'requireCustomer'>;
+  platforms: Pick<PlatformService, 'get'>;
+  jobs: JobRunner;
+}
+
+/** The transaction row of a new transfer, before the rail has been asked. */
+function draftOf(parties: TransferParties, agentId: string | undefined): NewTransaction {
+  const { internal, external, currency, amount, customer } = parties;
+  const outgoing = parties.direction === 'OUTGOING';
+  const internalSide = { accountId: internal.id, currency };
+  const externalSide = { accountId: external.id, currency };
+  return {
+    type: parties.direction,
+    status: 'PENDING',
+    customerId: customer?.id ?? null,
+    platformCustomerId: customer?.platformCustomerId ?? null,
+    source: { sourceType: 'ACCOUNT', ...(outgoing ? internalSide : externalSide) },
+    destination: { destinationType: 'ACCOUNT', ...(outgoing ? externalSide : internalSide) },
+    sentAmount: outgoing ? amount : null,
+    sentCurrency: outgoing ? currency : null,
+    receivedAmount: amount,
+    receivedCurrency: currency,
+    exchangeRate: null,
+    fees: outgoing ? 0 : null,
+    quoteId: null,
+    description: null,
+    counterpartyInformation: null,
+    rateDetails: null,
+    paymentInstructions: null,
+    agentId: agentId ?? null,
+  };
+}
+
+/**
+ * Same-currency transfers between a Corridor internal account and an external account, on the
+ * platform's rail. Each transfer commits in two steps around the rail call, which never runs
+ * inside a database transaction:
+ *
+ * 1. accept: the PENDING transaction, the hold on the source (transfers out) and a recovery job,
+ *    in one transaction (the Idempotency-Key record commits with it);
+ * 2. initiate: ask the rail, then record its plan: an immediate outcome at once, otherwise
+ *    PROCESSING plus one job per later step.
+ *
+ * If the process dies between the two, the recovery job initiates the transfer again.
+ */
+export function createTransferService(deps: TransferServiceDeps) {
+  const { database, clock, ledger, transactions } = deps;
+  const driver = createTransferDriver({ ...deps, platformOf: (id) => deps.platforms.get(id) });
+
+  function requireRail(platform: Platform): void {
+    if (railFor(platform) === unconfiguredRail) {
+      throw new ServiceError('NOT_IMPLEMENTED', 'no payment rail is configured for this platform, so transfers cannot be made (sandbox platforms use the sandbox rail)');
+    }
+  }
+
+  /** Step 1: the PENDING transaction, the hold (transfers out) and the recovery job, committed together. */
+  async function accept(ctx: ServiceContext<Platform>, parties: TransferParties, settlement: string): Promise<Initiation> {
+    const { platform } = ctx;
+    let initiation: Initiation | undefined;
+    await ctx.tx(async (trx) => {
+      const record = await transactions.create(trx, platform, draftOf(parties, ctx.agentId));
+      initiation = {
+        transactionId: record.id,
+        operation: parties.direction === 'OUTGOING' ? 'TRANSFER_OUT' : 'TRANSFER_IN',
+        identifier: parties.external.identifier,
+        accountType: parties.external.accountType,
+        currency: parties.currency,
+        amount: parties.amount,
+      };
+      await enqueueJobs(trx, platform, [driver.recoveryJob(platform, initiation)], clock);
+      // The hold last: the source account's row stays locked only for the rest of this transaction.
+      if (parties.direction === 'OUTGOING') {
+        await ledger.record(trx, platform, [{ debit: parties.internal.id, credit: settlement, amount: parties.amount, pending: true, code: 'TRANSFER_OUT' }], record.id);
+      }
+      // What an Idempotency-Key replay answers: the transfer as accepted.
+      return presentTransaction(record, platform.id);
+    });
+    return initiation!;
+  }
+
+  async function transfer(ctx: ServiceContext<Platform>, direction: Direction, input: TransferInput): Promise<TransactionView> {
+    const parties = await resolveParties(deps, ctx.platform, direction, input);
+    requireRail(ctx.platform);
+    // System accounts are created in their own transaction, so before ours opens.
+    const settlement = await driver.settlementAccount(ctx.platform, parties.currency);
+    const initiation = await accept(ctx, parties, settlement);
+    const record = await driver.initiate(ctx.platform, initiation);
+    return presentTransaction(record, ctx.platform.id);
+  }
+
+  return {
+    /** POST /transfer-out: internal account → external account of the same owner and currency. */
+    transferOut: (ctx: ServiceContext<Platform>, input: TransferInput) => transfer(ctx, 'OUTGOING', input),
+    /** POST /transfer-in: pulls from an external account into an internal account of the same owner and currency. */
+    transferIn: (ctx: ServiceContext<Platform>, input: TransferInput) => transfer(ctx, 'INCOMING', input),
+    /** Registers the transfer jobs with the runner (once, from the composition root). */
+    registerJobs: () => driver.register(),
+  };
+}
+
+export type TransferService = ReturnType<typeof createTransferService>;

@@ -1,0 +1,302 @@
+import { ApiKeyStamper } from '@turnkey/api-key-stamper';
+import { decryptCredentialBundle } from '@turnkey/crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { SoftwareAuthenticator } from '../../../test/support/webauthn-authenticator.js';
+import {
+  emailSession,
+  expectError,
+  latestCode,
+  newWallet,
+  ORIGIN,
+  passkeyBody,
+  passkeySession,
+  RP_ID,
+  signedRequest,
+  verifyEmail,
+  walletPlatform,
+} from '../../../test/support/wallets.js';
+import { decryptSessionKey, generateClientKeyPair, signedRetryHeaders } from '../../wallet-client/index.js';
+
+let t: TestApp;
+let sandbox: TestPlatform;
+let other: TestPlatform;
+
+/** An unsigned JWT from a well-known issuer: what a sandbox create accepts. */
+function unsignedGoogleToken(claims: Record<string, unknown> = {}) {
+  const part = (v: object) => Buffer.from(JSON.stringify(v)).toString('base64url');
+  const payload = { iss: 'https://accounts.google.com', sub: '1122', aud: 'client.apps', email: 'g.user@example.com', iat: Math.floor(Date.now() / 1000), ...claims };
+  return `${part({ alg: 'RS256', typ: 'JWT' })}.${part(payload)}.c2lnbmF0dXJl`;
+}
+
+beforeAll(async () => {
+  t = await startTestApp();
+  sandbox = await walletPlatform(t, 'SANDBOX');
+  other = await walletPlatform(t, 'SANDBOX');
+});
+afterAll(() => t.close());
+
+describe('embedded wallet accounts', () => {
+  it('every customer gets one per configured currency, also when the setting grows', async () => {
+    const wallet = await newWallet(sandbox);
+    const patched = await sandbox.api.patch('/config', { embeddedWallets: { currencies: ['USD', 'EUR'] } });
+    expect(patched.body.embeddedWallets).toMatchObject({ currencies: ['USD', 'EUR'], oidcIssuers: [], exportSignerPublicKey: expect.stringMatching(/^04[0-9a-f]{128}$/) });
+    const accounts = await sandbox.api.get('/customers/internal-accounts', { customerId: wallet.customerId, type: 'EMBEDDED_WALLET' });
+    expect(accounts.body.data.map((a: any) => a.balance.currency.code).sort()).toEqual(['EUR', 'USD']);
+    await sandbox.api.patch('/config', { embeddedWallets: { currencies: ['USD'] } });
+  });
+
+  it('refuses settings it cannot honour', async () => {
+    const cases = [
+      [{ currencies: ['JPY'] }, 'embeddedWallets.currencies.0'],
+      [{ oidcIssuers: [{ issuer: 'http://idp.example.com', audiences: ['x'] }] }, 'embeddedWallets.oidcIssuers.0.issuer'],
+      [{ passkey: { rpId: 'example.com', rpName: 'X', origins: ['https://evil.test'] } }, 'embeddedWallets.passkey.origins.0'],
+      [{ passkey: { rpId: 'example.com', rpName: 'X', origins: ['https://example.com/path'] } }, 'embeddedWallets.passkey.origins.0'],
+    ] as const;
+    for (const [settings, field] of cases) {
+      const res = await sandbox.api.patch('/config', { embeddedWallets: settings });
+      expectError(res, 400, 'INVALID_INPUT');
+      expect(res.body.details.errors.map((e: any) => e.field)).toContain(field);
+    }
+  });
+});
+
+describe('EMAIL_OTP on a sandbox platform', () => {
+  it('creates the first credential at once, emails a code, and opens a session with it', async () => {
+    const wallet = await newWallet(sandbox);
+    const created = await wallet.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId });
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({
+      id: expect.stringMatching(/^AuthMethod:/),
+      accountId: wallet.accountId,
+      type: 'EMAIL_OTP',
+      nickname: wallet.email,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
+    expect((await wallet.api.get('/auth/sessions', { accountId: wallet.accountId })).body.data).toEqual([]);
+    const code = latestCode(t, created.body.id);
+    expect(code).toMatch(/^\d{6}$/);
+    const session = await verifyEmail(t, wallet.api, created.body.id, code);
+    expect(session.response.body).toMatchObject({ id: expect.stringMatching(/^Session:/), accountId: wallet.accountId, type: 'EMAIL_OTP', expiresAt: expect.any(String) });
+    const expiresIn = Date.parse(session.response.body.expiresAt) - Date.parse(session.response.body.createdAt);
+    expect(expiresIn).toBe(15 * 60_000);
+    const listed = await wallet.api.get('/auth/sessions', { accountId: wallet.accountId });
+    expect(listed.body.data).toEqual([{ ...session.response.body, encryptedSessionSigningKey: undefined }].map(({ encryptedSessionSigningKey, ...s }) => s));
+  });
+
+  it('accepts the magic code 000000 and returns a key @turnkey/crypto opens', async () => {
+    const wallet = await newWallet(sandbox);
+    const created = await wallet.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId, email: 'other@example.com' });
+    expect(created.body.nickname).toBe('other@example.com');
+    const client = generateClientKeyPair();
+    const res = await wallet.api.post(`/auth/credentials/${created.body.id}/verify`, { type: 'EMAIL_OTP', otp: '000000', clientPublicKey: client.publicKey });
+    expect(res.status).toBe(200);
+    const hex = decryptCredentialBundle(res.body.encryptedSessionSigningKey, client.privateKey);
+    expect((await decryptSessionKey(res.body.encryptedSessionSigningKey, client.privateKey)).privateKey).toBe(hex);
+  });
+
+  it('answers a wrong code with 401 and the SPEC reason', async () => {
+    const wallet = await newWallet(sandbox);
+    const { credentialId } = await emailSession(t, wallet);
+    const res = await wallet.api.post(`/auth/credentials/${credentialId}/verify`, { type: 'EMAIL_OTP', otp: '123456', clientPublicKey: generateClientKeyPair().publicKey });
+    expectError(res, 401, 'UNAUTHORIZED', 'Invalid OTP code');
+  });
+
+  it('sends a fresh code on /challenge, retires the old one, and rate limits re-issue', async () => {
+    const wallet = await newWallet(sandbox);
+    const created = await wallet.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId });
+    const first = latestCode(t, created.body.id);
+    const again = await wallet.api.request({ method: 'POST', path: `/auth/credentials/${created.body.id}/challenge` });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ id: created.body.id, type: 'EMAIL_OTP' });
+    const second = latestCode(t, created.body.id);
+    if (first !== second) {
+      const stale = await wallet.api.post(`/auth/credentials/${created.body.id}/verify`, { type: 'EMAIL_OTP', otp: first, clientPublicKey: generateClientKeyPair().publicKey });
+      expectError(stale, 401, 'UNAUTHORIZED', 'Invalid OTP code');
+    }
+    expect((await wallet.api.post(`/auth/credentials/${created.body.id}/challenge`, {})).status).toBe(200);
+    const limited = await wallet.api.post(`/auth/credentials/${created.body.id}/challenge`, {});
+    expectError(limited, 429, 'RATE_LIMITED');
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(90);
+    await sandbox.api.post('/sandbox/clock/advance', { seconds: 91 });
+    expect((await wallet.api.post(`/auth/credentials/${created.body.id}/challenge`, {})).status).toBe(200);
+  });
+
+  it('refuses an expired code (test clock)', async () => {
+    const wallet = await newWallet(sandbox);
+    const created = await wallet.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId });
+    const code = latestCode(t, created.body.id);
+    await sandbox.api.post('/sandbox/clock/advance', { seconds: 601 });
+    const res = await wallet.api.post(`/auth/credentials/${created.body.id}/verify`, { type: 'EMAIL_OTP', otp: code, clientPublicKey: generateClientKeyPair().publicKey });
+    expectError(res, 401, 'UNAUTHORIZED', 'Invalid OTP code');
+    expect(res.body.message).toMatch(/expired/);
+  });
+
+  it('needs an email when the customer has none', async () => {
+    const customer = await sandbox.api.post('/customers', { customerType: 'INDIVIDUAL', fullName: 'No Mail' });
+    const accounts = await sandbox.api.get('/customers/internal-accounts', { customerId: customer.body.id, type: 'EMBEDDED_WALLET' });
+    const res = await sandbox.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: accounts.body.data[0].id });
+    expectError(res, 400, 'INVALID_INPUT');
+    expect(res.body.details.errors[0].field).toBe('email');
+  });
+});
+
+describe('additional credentials (signed retry)', () => {
+  it('adds OAUTH, then PASSKEY, each after a 202 challenge, with both signature encodings', async () => {
+    const wallet = await newWallet(sandbox);
+    const email = await emailSession(t, wallet);
+    const oauth = { type: 'OAUTH', accountId: wallet.accountId, oidcToken: unsignedGoogleToken() };
+    const { challenge, response } = await signedRequest(wallet.api, 'POST', '/auth/credentials', oauth, email.key, 'signature');
+    expect(challenge.body).toEqual({ type: 'OAUTH', payloadToSign: expect.any(String), requestId: expect.stringMatching(/^[0-9a-f-]{36}$/), expiresAt: expect.any(String) });
+    expect(JSON.parse(challenge.body.payloadToSign)).toMatchObject({ requestId: challenge.body.requestId, type: 'OAUTH', accountId: wallet.accountId, expiresAt: challenge.body.expiresAt });
+    expect(Date.parse(challenge.body.expiresAt) - Date.now()).toBeGreaterThan(290_000);
+    expect(response.status).toBe(201);
+    expect(response.body).toMatchObject({ type: 'OAUTH', nickname: 'g.user@example.com' });
+
+    const authenticator = new SoftwareAuthenticator({ rpId: RP_ID, origin: ORIGIN });
+    const passkey = passkeyBody(wallet.accountId, authenticator, 'Laptop');
+    const added = await signedRequest(wallet.api, 'POST', '/auth/credentials', passkey, email.key, 'stamp');
+    expect(added.response.status).toBe(201);
+    expect(added.response.body).toMatchObject({ type: 'PASSKEY', nickname: 'Laptop' });
+    const session = await passkeySession(wallet.api, added.response.body.id, authenticator);
+    expect(session.response.body.type).toBe('PASSKEY');
+    const listed = await wallet.api.get('/auth/credentials', { accountId: wallet.accountId });
+    expect(listed.body.data.map((c: any) => c.type)).toEqual(['EMAIL_OTP', 'OAUTH', 'PASSKEY']);
+  });
+
+  it('accepts a stamp made by @turnkey/api-key-stamper, and the sandbox magic signature', async () => {
+    const wallet = await newWallet(sandbox);
+    const email = await emailSession(t, wallet);
+    const body = { type: 'OAUTH', accountId: wallet.accountId, oidcToken: unsignedGoogleToken() };
+    const challenge = await wallet.api.post('/auth/credentials', body);
+    const stamper = new ApiKeyStamper({ apiPublicKey: email.key.publicKey, apiPrivateKey: email.key.privateKey });
+    const { stampHeaderValue } = await stamper.stamp(challenge.body.payloadToSign);
+    const signed = await wallet.api.post('/auth/credentials', body, { 'service-wallet-signature': stampHeaderValue, 'request-id': challenge.body.requestId });
+    expect(signed.status).toBe(201);
+
+    const passkey = passkeyBody(wallet.accountId, new SoftwareAuthenticator({ rpId: RP_ID, origin: ORIGIN }));
+    const second = await wallet.api.post('/auth/credentials', passkey);
+    const magic = await wallet.api.post('/auth/credentials', passkey, { 'service-wallet-signature': 'sandbox-valid-signature', 'request-id': second.body.requestId });
+    expect(magic.status).toBe(201);
+  });
+
+  it('answers a wrong signature with 401 and the SPEC reason', async () => {
+    const wallet = await newWallet(sandbox);
+    const email = await emailSession(t, wallet);
+    const body = { type: 'OAUTH', accountId: wallet.accountId, oidcToken: unsignedGoogleToken() };
+    const challenge = await wallet.api.post('/auth/credentials', body);
+    const res = await wallet.api.post('/auth/credentials', body, { 'service-wallet-signature': 'bm90IGEgc2lnbmF0dXJl', 'request-id': challenge.body.requestId });
+    expectError(res, 401, 'UNAUTHORIZED', 'Invalid Grid-Wallet-Signature');
+    const stillValid = await wallet.api.post('/auth/credentials', body, signedRetryHeaders(challenge.body, email.key));
+    expect(stillValid.status).toBe(201);
+  });
+
+  it('keeps one credential per type', async () => {
+    const wallet = await newWallet(sandbox);
+    const email = await emailSession(t, wallet);
+    expectError(await wallet.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId }), 400, 'EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS');
+    const authenticator = new SoftwareAuthenticator({ rpId: RP_ID, origin: ORIGIN });
+    expect((await signedRequest(wallet.api, 'POST', '/auth/credentials', passkeyBody(wallet.accountId, authenticator), email.key)).response.status).toBe(201);
+    expectError(await wallet.api.post('/auth/credentials', passkeyBody(wallet.accountId, authenticator)), 400, 'PASSKEY_CREDENTIAL_ALREADY_EXISTS');
+  });
+
+  it('refuses a passkey registration whose challenge does not match, and a reused registration challenge', async () => {
+    const wallet = await newWallet(sandbox);
+    const body = passkeyBody(wallet.accountId, new SoftwareAuthenticator({ rpId: RP_ID, origin: ORIGIN }));
+    const mismatched = await wallet.api.post('/auth/credentials', { ...body, challenge: 'b3RoZXItY2hhbGxlbmdl' });
+    expectError(mismatched, 400, 'INVALID_INPUT');
+    expect(mismatched.body.details.errors[0].field).toBe('attestation');
+    expect((await wallet.api.post('/auth/credentials', body)).status).toBe(201);
+    const elsewhere = await newWallet(sandbox);
+    const reused = await elsewhere.api.post('/auth/credentials', { ...body, accountId: elsewhere.accountId });
+    expectError(reused, 400, 'INVALID_INPUT');
+    expect(reused.body.details.errors[0].field).toBe('challenge');
+  });
+
+  it('refuses an OAUTH token that is not a JWT or comes from an unknown issuer', async () => {
+    const wallet = await newWallet(sandbox);
+    expectError(await wallet.api.post('/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: 'sandbox-valid-oidc-token' }), 400, 'INVALID_INPUT');
+    const unknown = await wallet.api.post('/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: unsignedGoogleToken({ iss: 'https://idp.unknown.test' }) });
+    expectError(unknown, 400, 'INVALID_INPUT');
+  });
+
+  it('verifies OAUTH with the magic token and PASSKEY with the magic signature on sandbox only', async () => {
+    const wallet = await newWallet(sandbox);
+    const oauth = await wallet.api.post('/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: unsignedGoogleToken() });
+    expect(oauth.status).toBe(201);
+    const client = generateClientKeyPair();
+    const verified = await wallet.api.post(`/auth/credentials/${oauth.body.id}/verify`, { type: 'OAUTH', oidcToken: 'sandbox-valid-oidc-token', clientPublicKey: client.publicKey });
+    expect(verified.status).toBe(200);
+    const wrong = await wallet.api.post(`/auth/credentials/${oauth.body.id}/verify`, { type: 'OAUTH', oidcToken: unsignedGoogleToken(), clientPublicKey: generateClientKeyPair().publicKey });
+    expectError(wrong, 401, 'UNAUTHORIZED', 'Invalid OIDC token');
+
+    const key = await decryptSessionKey(verified.body.encryptedSessionSigningKey, client.privateKey);
+    const authenticator = new SoftwareAuthenticator({ rpId: RP_ID, origin: ORIGIN });
+    const passkey = (await signedRequest(wallet.api, 'POST', '/auth/credentials', passkeyBody(wallet.accountId, authenticator), key)).response.body;
+    const challenged = await wallet.api.post(`/auth/credentials/${passkey.id}/challenge`, { clientPublicKey: generateClientKeyPair().publicKey });
+    const assertion = { ...authenticator.assert(challenged.body.challenge), signature: 'c2lnbmF0dXJl' };
+    const refused = await wallet.api.post(`/auth/credentials/${passkey.id}/verify`, { type: 'PASSKEY', assertion }, { 'request-id': challenged.body.requestId });
+    expectError(refused, 401, 'UNAUTHORIZED', 'Invalid passkey signature');
+    const magic = { ...assertion, signature: 'sandbox-valid-passkey-signature' };
+    const accepted = await wallet.api.post(`/auth/credentials/${passkey.id}/verify`, { type: 'PASSKEY', assertion: magic }, { 'request-id': challenged.body.requestId });
+    expect(accepted.status).toBe(200);
+    const noRequestId = await wallet.api.post(`/auth/credentials/${passkey.id}/verify`, { type: 'PASSKEY', assertion: magic });
+    expectError(noRequestId, 401, 'UNAUTHORIZED', 'Invalid passkey signature');
+  });
+});
+
+describe('revoking a credential', () => {
+  it('needs a session of another credential and keeps the last one', async () => {
+    const wallet = await newWallet(sandbox);
+    const email = await emailSession(t, wallet);
+    expectError(await wallet.api.delete(`/auth/credentials/${email.credentialId}`), 400, 'LAST_CREDENTIAL');
+    const authenticator = new SoftwareAuthenticator({ rpId: RP_ID, origin: ORIGIN });
+    const passkey = (await signedRequest(wallet.api, 'POST', '/auth/credentials', passkeyBody(wallet.accountId, authenticator), email.key)).response.body;
+    const passkeyKey = (await passkeySession(wallet.api, passkey.id, authenticator)).key;
+
+    const ownSession = await signedRequest(wallet.api, 'DELETE', `/auth/credentials/${email.credentialId}`, undefined, email.key);
+    expect(ownSession.challenge.body.type).toBe('EMAIL_OTP');
+    expectError(ownSession.response, 401, 'UNAUTHORIZED', 'Invalid Grid-Wallet-Signature');
+
+    const revoked = await signedRequest(wallet.api, 'DELETE', `/auth/credentials/${email.credentialId}`, undefined, passkeyKey);
+    expect(revoked.response.status).toBe(204);
+    expect((await wallet.api.get('/auth/credentials', { accountId: wallet.accountId })).body.data.map((c: any) => c.type)).toEqual(['PASSKEY']);
+    // The revoked credential's sessions ended with it.
+    expect((await wallet.api.get('/auth/sessions', { accountId: wallet.accountId })).body.data.map((s: any) => s.type)).toEqual(['PASSKEY']);
+    expectError(await wallet.api.delete(`/auth/credentials/${passkey.id}`), 400, 'LAST_CREDENTIAL');
+    expectError(await wallet.api.delete(`/auth/credentials/${email.credentialId}`), 404, 'NOT_FOUND');
+  });
+});
+
+describe('ids, tenancy and input', () => {
+  it('hides other platforms\' wallets and credentials', async () => {
+    const wallet = await newWallet(sandbox);
+    const email = await emailSession(t, wallet);
+    expectError(await other.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId }), 404, 'NOT_FOUND');
+    expect((await other.api.get('/auth/credentials', { accountId: wallet.accountId })).body).toEqual({ data: [] });
+    expect((await other.api.get('/auth/sessions', { accountId: wallet.accountId })).body).toEqual({ data: [] });
+    expectError(await other.api.post(`/auth/credentials/${email.credentialId}/challenge`, {}), 404, 'NOT_FOUND');
+    expectError(await other.api.post(`/auth/credentials/${email.credentialId}/verify`, { type: 'EMAIL_OTP', otp: '000000', clientPublicKey: generateClientKeyPair().publicKey }), 404, 'NOT_FOUND');
+    expectError(await other.api.delete(`/auth/sessions/${email.id}`), 404, 'NOT_FOUND');
+    expectError(await other.api.post(`/internal-accounts/${wallet.accountId}/export`, { clientPublicKey: generateClientKeyPair().publicKey }), 404, 'NOT_FOUND');
+  });
+
+  it('validates bodies, account kinds and ids', async () => {
+    const wallet = await newWallet(sandbox);
+    const fiat = (await sandbox.api.get('/customers/internal-accounts', { customerId: wallet.customerId, type: 'INTERNAL_FIAT' })).body.data[0];
+    expectError(await sandbox.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: fiat.id }), 400, 'INVALID_INPUT');
+    expectError(await sandbox.api.post('/auth/credentials', { type: 'SMS', accountId: wallet.accountId }), 400, 'INVALID_INPUT');
+    expectError(await sandbox.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId, extra: 1 }), 400, 'INVALID_INPUT');
+    expectError(await sandbox.api.get('/auth/credentials', { accountId: 'nope' }), 400, 'INVALID_INPUT');
+    expectError(await sandbox.api.get('/auth/sessions', {}), 400, 'INVALID_INPUT');
+    expectError(await sandbox.api.post('/auth/credentials/AuthMethod:0193a1b2-0000-7000-8000-000000000000/challenge', {}), 404, 'NOT_FOUND');
+    expectError(await sandbox.api.delete('/auth/sessions/Session:0193a1b2-0000-7000-8000-000000000000'), 404, 'NOT_FOUND');
+    const { credentialId } = await emailSession(t, wallet);
+    const notOnCurve = `04${'1'.repeat(128)}`;
+    expectError(await sandbox.api.post(`/auth/credentials/${credentialId}/verify`, { type: 'EMAIL_OTP', otp: '000000', clientPublicKey: notOnCurve }), 400, 'INVALID_INPUT');
+    expectError(await sandbox.api.post(`/auth/credentials/${credentialId}/verify`, { type: 'OAUTH', oidcToken: 'x.y.z', clientPublicKey: generateClientKeyPair().publicKey }), 400, 'INVALID_INPUT');
+    expectError(await t.anonymous.get('/2025-10-13/auth/credentials', { accountId: wallet.accountId }), 401, 'UNAUTHORIZED');
+  });
+});

@@ -1,0 +1,95 @@
+import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
+import type { OidcIssuerSettings } from '../platform/embedded-wallets.js';
+
+/** ID tokens must have been issued at most this long before the request (SPEC §8). */
+export const MAX_TOKEN_AGE_SECONDS = 60;
+const CLOCK_TOLERANCE_SECONDS = 5;
+const DISCOVERY_TTL_MS = 3600_000;
+const FETCH_TIMEOUT_MS = 5000;
+
+/** Issuers a sandbox platform recognizes without configuration (their tokens are then only decoded). */
+export const WELL_KNOWN_ISSUERS = ['https://accounts.google.com', 'https://appleid.apple.com', 'https://login.microsoftonline.com'];
+
+/** The identity an OAUTH credential is bound to. */
+export interface OidcIdentity {
+  issuer: string;
+  audience: string;
+  subject: string;
+  email?: string;
+}
+
+export class OidcError extends Error {}
+
+/** Claims of a structurally valid JWT (header.payload.signature), unverified; undefined when it is not one. */
+export function decodeToken(token: string): JWTPayload | undefined {
+  if (!/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token)) return undefined;
+  try {
+    decodeProtectedHeader(token);
+    return decodeJwt(token);
+  } catch {
+    return undefined;
+  }
+}
+
+function audiences(claims: JWTPayload): string[] {
+  return typeof claims.aud === 'string' ? [claims.aud] : (claims.aud ?? []);
+}
+
+/** The identity in already-trusted claims, bound to the first configured audience the token carries. */
+export function identityOf(claims: JWTPayload, allowedAudiences?: string[]): OidcIdentity {
+  const aud = audiences(claims);
+  const audience = allowedAudiences ? aud.find((a) => allowedAudiences.includes(a)) : aud[0];
+  if (!claims.iss || !claims.sub || !audience) throw new OidcError('the token lacks iss, sub or an accepted aud');
+  const email = typeof claims.email === 'string' ? claims.email : undefined;
+  return { issuer: claims.iss, audience, subject: claims.sub, ...(email && { email }) };
+}
+
+/**
+ * Verifies ID tokens against allow-listed issuers: signature with the issuer's JWKS (fetched
+ * from `jwksUri` or its discovery document, cached), `iss`, `aud`, `exp`, and `iat` at most 60 s old.
+ */
+export function createOidcVerifier() {
+  const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
+  const discovered = new Map<string, { jwksUri: string; expiresAtMs: number }>();
+
+  async function discover(issuer: string): Promise<string> {
+    const hit = discovered.get(issuer);
+    if (hit && hit.expiresAtMs > Date.now()) return hit.jwksUri;
+    const response = await fetch(`${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+    if (!response.ok) throw new OidcError(`the issuer's discovery document answered HTTP ${response.status}`);
+    const document = (await response.json()) as { issuer?: string; jwks_uri?: string };
+    if (document.issuer !== issuer || typeof document.jwks_uri !== 'string') throw new OidcError('the issuer\'s discovery document is not valid');
+    discovered.set(issuer, { jwksUri: document.jwks_uri, expiresAtMs: Date.now() + DISCOVERY_TTL_MS });
+    return document.jwks_uri;
+  }
+
+  async function keySet(settings: OidcIssuerSettings) {
+    const uri = settings.jwksUri ?? (await discover(settings.issuer));
+    let set = keySets.get(uri);
+    if (!set) {
+      set = createRemoteJWKSet(new URL(uri), { timeoutDuration: FETCH_TIMEOUT_MS });
+      keySets.set(uri, set);
+    }
+    return set;
+  }
+
+  async function verify(token: string, settings: OidcIssuerSettings): Promise<OidcIdentity> {
+    try {
+      const { payload } = await jwtVerify(token, await keySet(settings), {
+        issuer: settings.issuer,
+        audience: settings.audiences,
+        maxTokenAge: MAX_TOKEN_AGE_SECONDS,
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        requiredClaims: ['iat', 'sub', 'exp'],
+      });
+      return identityOf(payload, settings.audiences);
+    } catch (error) {
+      if (error instanceof OidcError) throw error;
+      throw new OidcError((error as Error).message);
+    }
+  }
+
+  return { verify };
+}
+
+export type OidcVerifier = ReturnType<typeof createOidcVerifier>;

@@ -1,0 +1,261 @@
+import type { Executor, Trx } from '../../db/database.js';
+import type { AuthMethodType } from './schemas.js';
+
+declare module '../../db/schema.js' {
+  interface DB {
+    wallet_secrets: { account_id: string; platform_id: string; encrypted_mnemonic: string; created_at: Date };
+    wallet_credentials: CredentialRow;
+    wallet_used_registration_challenges: { platform_id: string; challenge_hash: string; created_at: Date };
+    wallet_sessions: SessionRow;
+    wallet_auth_challenges: AuthChallengeRow;
+  }
+}
+
+export interface CredentialRow {
+  id: string;
+  platform_id: string;
+  account_id: string;
+  type: AuthMethodType;
+  nickname: string;
+  email: string | null;
+  oidc_issuer: string | null;
+  oidc_audience: string | null;
+  oidc_subject: string | null;
+  passkey_credential_id: string | null;
+  passkey_public_key: string | null;
+  passkey_counter: number | null;
+  passkey_transports: string[] | null;
+  passkey_origin: string | null;
+  passkey_rp_id: string | null;
+  revoked_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface SessionRow {
+  id: string;
+  platform_id: string;
+  account_id: string;
+  credential_id: string;
+  public_key: string;
+  expires_at: Date;
+  revoked_at: Date | null;
+  created_at: Date;
+}
+
+export interface AuthChallengeRow {
+  id: string;
+  platform_id: string;
+  credential_id: string;
+  kind: 'PASSKEY' | 'EMAIL_OTP';
+  challenge: string | null;
+  client_public_key: string | null;
+  otp_hash: string | null;
+  attempts: number;
+  expires_at: Date;
+  consumed_at: Date | null;
+  created_at: Date;
+}
+
+export const UNIQUE_CREDENTIAL_TYPE = 'wallet_credentials_one_per_type';
+export const UNIQUE_REGISTRATION_CHALLENGE = 'wallet_used_registration_challenges_pkey';
+
+// ── wallet secrets ───────────────────────────────────────────────────────────────────────────────
+
+/** Locks the wallet's row, creating it first if missing: serializes credential changes on one account. */
+export async function lockWallet(trx: Trx, platformId: string, accountId: string, newSecret: () => string, now: Date): Promise<string> {
+  const lock = () =>
+    trx.selectFrom('wallet_secrets').select('encrypted_mnemonic').where('account_id', '=', accountId).forUpdate().executeTakeFirst();
+  const existing = await lock();
+  if (existing) return existing.encrypted_mnemonic;
+  await trx
+    .insertInto('wallet_secrets')
+    .values({ account_id: accountId, platform_id: platformId, encrypted_mnemonic: newSecret(), created_at: now })
+    .onConflict((oc) => oc.column('account_id').doNothing())
+    .execute();
+  return (await lock())!.encrypted_mnemonic;
+}
+
+// ── credentials ──────────────────────────────────────────────────────────────────────────────────
+
+export async function insertCredential(trx: Trx, row: CredentialRow): Promise<void> {
+  await trx.insertInto('wallet_credentials').values(row).execute();
+}
+
+export async function findCredential(ex: Executor, platformId: string, id: string): Promise<CredentialRow | undefined> {
+  return ex
+    .selectFrom('wallet_credentials')
+    .selectAll()
+    .where('platform_id', '=', platformId)
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export async function listCredentials(ex: Executor, platformId: string, accountId: string): Promise<CredentialRow[]> {
+  return ex
+    .selectFrom('wallet_credentials')
+    .selectAll()
+    .where('platform_id', '=', platformId)
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+export async function revokeCredential(trx: Trx, id: string, now: Date): Promise<void> {
+  await trx.updateTable('wallet_credentials').set({ revoked_at: now, updated_at: now }).where('id', '=', id).execute();
+  await trx.updateTable('wallet_sessions').set({ revoked_at: now }).where('credential_id', '=', id).where('revoked_at', 'is', null).execute();
+  await trx.updateTable('wallet_auth_challenges').set({ consumed_at: now }).where('credential_id', '=', id).where('consumed_at', 'is', null).execute();
+}
+
+export async function lockCredential(trx: Trx, platformId: string, id: string): Promise<CredentialRow | undefined> {
+  return trx
+    .selectFrom('wallet_credentials')
+    .selectAll()
+    .where('platform_id', '=', platformId)
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function touchCredential(trx: Trx, id: string, now: Date): Promise<void> {
+  await trx.updateTable('wallet_credentials').set({ updated_at: now }).where('id', '=', id).execute();
+}
+
+/** Moves the passkey counter forward; false when another assertion got there first (a replay). */
+export async function advancePasskeyCounter(trx: Trx, id: string, from: number, to: number, now: Date): Promise<boolean> {
+  const result = await trx
+    .updateTable('wallet_credentials')
+    .set({ passkey_counter: to, updated_at: now })
+    .where('id', '=', id)
+    .where('passkey_counter', '=', from)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function rememberRegistrationChallenge(trx: Trx, platformId: string, challengeHash: string, now: Date): Promise<void> {
+  await trx.insertInto('wallet_used_registration_challenges').values({ platform_id: platformId, challenge_hash: challengeHash, created_at: now }).execute();
+}
+
+// ── sessions ─────────────────────────────────────────────────────────────────────────────────────
+
+export async function insertSession(trx: Trx, row: SessionRow): Promise<void> {
+  await trx.insertInto('wallet_sessions').values(row).execute();
+}
+
+export interface ActiveSession extends SessionRow {
+  type: AuthMethodType;
+  nickname: string;
+  credential_created_at: Date;
+}
+
+/** Sessions of the account that are neither revoked nor expired at `now`, with their credential. */
+export async function activeSessions(ex: Executor, platformId: string, accountId: string, now: Date): Promise<ActiveSession[]> {
+  return ex
+    .selectFrom('wallet_sessions as s')
+    .innerJoin('wallet_credentials as c', 'c.id', 's.credential_id')
+    .selectAll('s')
+    .select(['c.type', 'c.nickname', 'c.created_at as credential_created_at'])
+    .where('s.platform_id', '=', platformId)
+    .where('s.account_id', '=', accountId)
+    .where('s.revoked_at', 'is', null)
+    .where('s.expires_at', '>', now)
+    .orderBy('s.created_at')
+    .orderBy('s.id')
+    .execute();
+}
+
+export async function findActiveSession(ex: Executor, platformId: string, id: string, now: Date): Promise<ActiveSession | undefined> {
+  return ex
+    .selectFrom('wallet_sessions as s')
+    .innerJoin('wallet_credentials as c', 'c.id', 's.credential_id')
+    .selectAll('s')
+    .select(['c.type', 'c.nickname', 'c.created_at as credential_created_at'])
+    .where('s.platform_id', '=', platformId)
+    .where('s.id', '=', id)
+    .where('s.revoked_at', 'is', null)
+    .where('s.expires_at', '>', now)
+    .executeTakeFirst();
+}
+
+/** Revokes a session still active at `now`; false when it no longer is. */
+export async function revokeSession(trx: Trx, id: string, now: Date): Promise<boolean> {
+  const result = await trx
+    .updateTable('wallet_sessions')
+    .set({ revoked_at: now })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+// ── authentication challenges (passkey challenges, emailed codes) ──────────────────────────────────
+
+export async function insertAuthChallenge(trx: Trx, row: AuthChallengeRow): Promise<void> {
+  await trx.insertInto('wallet_auth_challenges').values(row).execute();
+}
+
+/** Challenges of the credential issued since `since` (for the re-issue rate limit), oldest first. */
+export async function recentChallengeTimes(trx: Trx, credentialId: string, since: Date): Promise<Date[]> {
+  const rows = await trx
+    .selectFrom('wallet_auth_challenges')
+    .select('created_at')
+    .where('credential_id', '=', credentialId)
+    .where('created_at', '>', since)
+    .orderBy('created_at')
+    .execute();
+  return rows.map((r) => r.created_at);
+}
+
+/** Retires the credential's open codes: only the newest one sent can be used. */
+export async function retireOpenCodes(trx: Trx, credentialId: string, now: Date): Promise<void> {
+  await trx
+    .updateTable('wallet_auth_challenges')
+    .set({ consumed_at: now })
+    .where('credential_id', '=', credentialId)
+    .where('kind', '=', 'EMAIL_OTP')
+    .where('consumed_at', 'is', null)
+    .execute();
+}
+
+export async function lockOpenCode(trx: Trx, credentialId: string): Promise<AuthChallengeRow | undefined> {
+  return trx
+    .selectFrom('wallet_auth_challenges')
+    .selectAll()
+    .where('credential_id', '=', credentialId)
+    .where('kind', '=', 'EMAIL_OTP')
+    .where('consumed_at', 'is', null)
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function findPasskeyChallenge(ex: Executor, credentialId: string, id: string): Promise<AuthChallengeRow | undefined> {
+  return ex
+    .selectFrom('wallet_auth_challenges')
+    .selectAll()
+    .where('credential_id', '=', credentialId)
+    .where('id', '=', id)
+    .where('kind', '=', 'PASSKEY')
+    .executeTakeFirst();
+}
+
+export async function recordFailedAttempt(trx: Trx, id: string, attempts: number, burn: Date | null): Promise<void> {
+  await trx.updateTable('wallet_auth_challenges').set({ attempts, ...(burn && { consumed_at: burn }) }).where('id', '=', id).execute();
+}
+
+/** Uses up an open challenge; false when it was already used. */
+export async function consumeAuthChallenge(trx: Trx, id: string, now: Date): Promise<boolean> {
+  const result = await trx
+    .updateTable('wallet_auth_challenges')
+    .set({ consumed_at: now })
+    .where('id', '=', id)
+    .where('consumed_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}

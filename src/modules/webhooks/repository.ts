@@ -1,0 +1,127 @@
+import { sql } from 'kysely';
+import type { Clock } from '../../core/clock.js';
+import { emitEvents, type EventOwner, type EventType } from '../../core/events.js';
+import type { Database, Executor } from '../../db/database.js';
+
+declare module '../../db/schema.js' {
+  interface DB {
+    webhook_signing_keys: {
+      platform_id: string;
+      private_key_pem: string;
+      public_key_pem: string;
+      created_at: import('kysely').Generated<Date>;
+    };
+  }
+}
+
+export interface StoredSigningKey {
+  privateKeyPem: string;
+  publicKeyPem: string;
+  createdAt: Date;
+}
+
+export async function findSigningKey(ex: Executor, platformId: string): Promise<StoredSigningKey | undefined> {
+  const row = await ex.selectFrom('webhook_signing_keys').selectAll().where('platform_id', '=', platformId).executeTakeFirst();
+  return row && { privateKeyPem: row.private_key_pem, publicKeyPem: row.public_key_pem, createdAt: row.created_at };
+}
+
+/** Stores a key unless the platform already has one (two processes may race to create it). */
+export async function insertSigningKey(ex: Executor, platformId: string, key: { privateKeyPem: string; publicKeyPem: string }): Promise<void> {
+  await ex
+    .insertInto('webhook_signing_keys')
+    .values({ platform_id: platformId, private_key_pem: key.privateKeyPem, public_key_pem: key.publicKeyPem })
+    .onConflict((oc) => oc.column('platform_id').doNothing())
+    .execute();
+}
+
+/**
+ * An outbox event this process holds under a lease. `attempts` (already counting this try) is the
+ * fencing token: the outcome is recorded only while it is unchanged, so a process whose lease ran
+ * out and whose event was claimed again cannot overwrite the newer attempt's result.
+ */
+export interface ClaimedEvent {
+  id: string;
+  platformId: string;
+  type: EventType;
+  data: unknown;
+  createdAt: Date;
+  attempts: number;
+}
+
+const CLAIMED_COLUMNS = ['id', 'platform_id', 'type', 'data', 'created_at', 'attempts'] as const;
+
+function toClaimed(row: { id: string; platform_id: string; type: string; data: unknown; created_at: Date; attempts: number }): ClaimedEvent {
+  return { id: row.id, platformId: row.platform_id, type: row.type as EventType, data: row.data, createdAt: row.created_at, attempts: row.attempts };
+}
+
+/**
+ * Claims the oldest due event, skipping rows other processes hold and platforms this process
+ * already serves at its limit. The lease is `next_attempt_at` itself: a claimed event is not due
+ * again until the lease ends, so a crashed process's events come back without extra bookkeeping.
+ */
+export async function claimDueEvent(
+  ex: Executor,
+  options: { now: Date; leaseUntil: Date; excludePlatforms: string[] },
+): Promise<ClaimedEvent | undefined> {
+  const row = await ex
+    .updateTable('events')
+    .set({ next_attempt_at: options.leaseUntil, attempts: sql`attempts + 1` })
+    .where('id', 'in', (qb) => {
+      let due = qb
+        .selectFrom('events')
+        .select('id')
+        .where('delivery_state', '=', 'PENDING')
+        .where('next_attempt_at', '<=', options.now);
+      if (options.excludePlatforms.length > 0) due = due.where('platform_id', 'not in', options.excludePlatforms);
+      return due.orderBy('next_attempt_at').limit(1).forUpdate().skipLocked();
+    })
+    .returning(CLAIMED_COLUMNS)
+    .executeTakeFirst();
+  return row && toClaimed(row);
+}
+
+/** Writes a TEST event already claimed by the caller, so the queue never sends it a second time. */
+export async function insertClaimedTestEvent(database: Database, platform: EventOwner, clock: Clock, leaseUntil: Date): Promise<ClaimedEvent> {
+  return database.db.transaction().execute(async (trx) => {
+    const [id] = await emitEvents(trx, platform, [{ type: 'TEST', data: {} }], clock);
+    const row = await trx
+      .updateTable('events')
+      .set({ next_attempt_at: leaseUntil, attempts: 1 })
+      .where('id', '=', id)
+      .returning(CLAIMED_COLUMNS)
+      .executeTakeFirstOrThrow();
+    return toClaimed(row);
+  });
+}
+
+export type RecordedState =
+  | { state: 'DELIVERED' | 'SKIPPED' | 'FAILED'; note: string | null }
+  | { state: 'PENDING'; nextAttemptAt: Date; note: string };
+
+/** Records the outcome of a try, if this process still holds the claim. Returns whether it did. */
+export async function recordAttempt(ex: Executor, event: ClaimedEvent, outcome: RecordedState, now: Date): Promise<boolean> {
+  const result = await ex
+    .updateTable('events')
+    .set({
+      delivery_state: outcome.state,
+      last_error: outcome.note?.slice(0, 2000) ?? null,
+      ...(outcome.state === 'PENDING' && { next_attempt_at: outcome.nextAttemptAt }),
+      ...(outcome.state === 'DELIVERED' && { delivered_at: now }),
+    })
+    .where('id', '=', event.id)
+    .where('attempts', '=', event.attempts)
+    .where('delivery_state', '=', 'PENDING')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Gives a claim back untried (shutdown interrupted it): due at once, and the try does not count. */
+export async function releaseClaim(ex: Executor, event: ClaimedEvent, now: Date): Promise<void> {
+  await ex
+    .updateTable('events')
+    .set({ next_attempt_at: now, attempts: sql`attempts - 1` })
+    .where('id', '=', event.id)
+    .where('attempts', '=', event.attempts)
+    .where('delivery_state', '=', 'PENDING')
+    .execute();
+}

@@ -1,0 +1,126 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { clockAhead, outboxRow, startWebhookReceiver, type WebhookReceiver } from '../../../test/support/webhook-receiver.js';
+import { systemClock } from '../../core/clock.js';
+import { emitEvents } from '../../core/events.js';
+import type { Platform } from '../platform/service.js';
+
+let t: TestApp;
+const receivers: WebhookReceiver[] = [];
+
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterEach(async () => {
+  await Promise.all(receivers.splice(0).map((r) => r.close()));
+});
+afterAll(() => t.close());
+
+async function platformWithReceiver(): Promise<TestPlatform & { receiver: WebhookReceiver }> {
+  const platform = await t.createPlatform();
+  const receiver = await startWebhookReceiver();
+  receivers.push(receiver);
+  await platform.api.patch('/config', { webhookEndpoint: receiver.url });
+  return { ...platform, receiver };
+}
+
+async function emitMany(platform: Platform, count: number): Promise<string[]> {
+  const events = Array.from({ length: count }, (_, i) => ({ type: 'CUSTOMER.KYC_APPROVED' as const, data: { n: i } }));
+  return emitEvents(t.corridor.database.db, platform, events, systemClock);
+}
+
+const row = (id: string) => outboxRow(t.corridor.database, id);
+const webhooks = () => t.corridor.services.webhooks;
+
+describe('concurrency', () => {
+  it('keeps at most `concurrency` tries in flight', async () => {
+    const p = await platformWithReceiver();
+    p.receiver.setDefault({ status: 200, delayMs: 100 });
+    const ids = await emitMany(p.platform, 9);
+    const tries = await webhooks().createWorker({ concurrency: 3, perPlatformConcurrency: 3 }).deliverDue();
+    expect(tries).toBe(9);
+    expect(p.receiver.requests).toHaveLength(9);
+    expect(p.receiver.maxInFlight).toBe(3);
+    for (const id of ids) expect((await row(id)).delivery_state).toBe('DELIVERED');
+  });
+
+  it('leaves room for other platforms when one platform is slow', async () => {
+    const slow = await platformWithReceiver();
+    const fast = await platformWithReceiver();
+    slow.receiver.setDefault({ status: 200, delayMs: 300 });
+    await emitMany(slow.platform, 6);
+    await emitMany(fast.platform, 4);
+    await webhooks().createWorker({ concurrency: 4, perPlatformConcurrency: 2 }).deliverDue();
+    expect(slow.receiver.maxInFlight).toBe(2);
+    expect(slow.receiver.requests).toHaveLength(6);
+    // The fast platform was served while the slow one held only its two slots.
+    const lastFast = Math.max(...fast.receiver.requests.map((r) => r.receivedAtMs));
+    expect(lastFast).toBeLessThan(slow.receiver.requests[2].receivedAtMs);
+  });
+});
+
+describe('at-least-once', () => {
+  it('re-delivers an event whose claim was left by a crashed process once the lease ends', async () => {
+    const p = await platformWithReceiver();
+    const [id] = await emitMany(p.platform, 1);
+    // What a process that claimed the event and died leaves behind.
+    await t.corridor.database.db
+      .updateTable('events')
+      .set({ attempts: 1, next_attempt_at: new Date(Date.now() + 60_000) })
+      .where('id', '=', id)
+      .execute();
+    expect(await webhooks().deliverDue()).toBe(0);
+    await webhooks().createWorker({}, clockAhead(61_000)).deliverDue();
+    expect(p.receiver.requests).toHaveLength(1);
+    expect(await row(id)).toMatchObject({ delivery_state: 'DELIVERED', attempts: 2 });
+  });
+
+  it('a process that outlived its lease cannot overwrite the newer try', async () => {
+    const p = await platformWithReceiver();
+    p.receiver.respondWith({ status: 500, delayMs: 400 });
+    const [id] = await emitMany(p.platform, 1);
+    const stale = webhooks().createWorker({ leaseMs: 100 }).deliverDue();
+    await p.receiver.waitForRequests(1);
+    await webhooks().createWorker({}, clockAhead(1_000)).deliverDue();
+    await stale;
+    expect(p.receiver.requests.map((r) => r.json.id)).toEqual([id, id]);
+    expect(await row(id)).toMatchObject({ delivery_state: 'DELIVERED', attempts: 2, last_error: null });
+  });
+});
+
+describe('background worker', () => {
+  it('delivers on its own once started, and hands interrupted tries back on stop', async () => {
+    const p = await platformWithReceiver();
+    const worker = webhooks().createWorker({ pollIntervalMs: 20 });
+    worker.start();
+    try {
+      const [first] = await emitMany(p.platform, 1);
+      await p.receiver.waitForRequests(1);
+      await expect.poll(async () => (await row(first)).delivery_state).toBe('DELIVERED');
+
+      p.receiver.setDefault({ hang: true });
+      const [second] = await emitMany(p.platform, 1);
+      await p.receiver.waitForRequests(2);
+      const stopping = Date.now();
+      await worker.stop();
+      expect(Date.now() - stopping).toBeLessThan(1_000);
+      const released = await row(second);
+      expect(released).toMatchObject({ delivery_state: 'PENDING', attempts: 0 });
+      expect(released.next_attempt_at.getTime()).toBeLessThanOrEqual(Date.now());
+    } finally {
+      await worker.stop();
+    }
+    p.receiver.setDefault({ status: 200 });
+    await webhooks().deliverDue();
+    expect(p.receiver.requests).toHaveLength(3);
+  });
+
+  it('starts and stops with the Corridor instance', async () => {
+    const p = await platformWithReceiver();
+    t.corridor.startWorkers();
+    const [id] = await emitMany(p.platform, 1);
+    webhooks().wake();
+    await p.receiver.waitForRequests(1, 3_000);
+    await expect.poll(async () => (await row(id)).delivery_state).toBe('DELIVERED');
+  });
+});

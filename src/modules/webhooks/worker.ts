@@ -1,0 +1,198 @@
+import type { Logger } from 'pino';
+import { toRealTime, type Clock } from '../../core/clock.js';
+import type { Database } from '../../db/database.js';
+import type { Platform } from '../platform/service.js';
+import { DeliveryInterrupted, describeOutcome, sendWebhook, type DeliveryOutcome, type Envelope } from './delivery.js';
+import type { ResponseHooks } from './hooks.js';
+import type { SigningKeys } from './keys.js';
+import { nextState, RETRY_WINDOW_MS } from './policy.js';
+import * as repo from './repository.js';
+import type { ClaimedEvent } from './repository.js';
+
+export interface DeliverySettings {
+  /** Tries in flight at once in this process. */
+  concurrency: number;
+  /** Of those, at most this many for one platform, so one slow receiver cannot take every slot. */
+  perPlatformConcurrency: number;
+  /** Time allowed for one try, answer included. */
+  timeoutMs: number;
+  /** How often an idle worker looks for due events. */
+  pollIntervalMs: number;
+  /** How long a claim stays with this process; must exceed timeoutMs plus the handlers' time. */
+  leaseMs: number;
+}
+
+export const DEFAULT_DELIVERY_SETTINGS: DeliverySettings = {
+  concurrency: 8,
+  perPlatformConcurrency: 4,
+  timeoutMs: 10_000,
+  pollIntervalMs: 500,
+  leaseMs: 60_000,
+};
+
+export interface WebhookWorkerDeps {
+  database: Database;
+  clock: Clock;
+  log: Logger;
+  keys: SigningKeys;
+  hooks: ResponseHooks;
+  platform: (id: string) => Promise<Platform | undefined>;
+}
+
+export function envelopeOf(event: ClaimedEvent): Envelope {
+  return { id: event.id, type: event.type, timestamp: event.createdAt.toISOString(), data: event.data };
+}
+
+/**
+ * Delivers the outbox: claims due events one at a time (FOR UPDATE SKIP LOCKED, under a lease),
+ * keeps up to `concurrency` tries in flight, and records each outcome in its own statement. No
+ * transaction is open while a receiver is being called.
+ */
+export class WebhookWorker {
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly perPlatform = new Map<string, number>();
+  private shutdown = new AbortController();
+  private running = false;
+  private loop?: Promise<void>;
+  private wakeUp?: () => void;
+  private fillQueue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly deps: WebhookWorkerDeps,
+    readonly settings: DeliverySettings = DEFAULT_DELIVERY_SETTINGS,
+  ) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.shutdown = new AbortController();
+    this.loop = this.runLoop();
+  }
+
+  /** Stops polling, interrupts tries in flight and hands their events back for the next process. */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.shutdown.abort();
+    this.wakeUp?.();
+    await this.loop;
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Makes an idle worker look for due events now instead of at its next poll. */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  /** Delivers every event due now and waits for those tries to finish. Returns the number of tries. */
+  async deliverDue(): Promise<number> {
+    let tries = 0;
+    for (;;) {
+      tries += await this.fill();
+      if (this.inFlight.size === 0) return tries;
+      await Promise.race(this.inFlight);
+    }
+  }
+
+  private async runLoop(): Promise<void> {
+    while (this.running) {
+      try {
+        await this.fill();
+      } catch (err) {
+        this.deps.log.error({ err }, 'webhook poll failed');
+      }
+      await this.idle();
+    }
+  }
+
+  private idle(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakeUp = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, this.settings.pollIntervalMs);
+      this.wakeUp = done;
+    });
+  }
+
+  /** Claims and starts tries until the slots are full or nothing is due. Calls are serialized. */
+  private fill(): Promise<number> {
+    const run = this.fillQueue.then(() => this.claimAndLaunch());
+    this.fillQueue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async claimAndLaunch(): Promise<number> {
+    let launched = 0;
+    while (this.inFlight.size < this.settings.concurrency && !this.shutdown.signal.aborted) {
+      const nowMs = this.deps.clock.realNowMs();
+      const event = await repo.claimDueEvent(this.deps.database.db, {
+        now: new Date(nowMs),
+        leaseUntil: new Date(nowMs + this.settings.leaseMs),
+        excludePlatforms: this.saturatedPlatforms(),
+      });
+      if (!event) break;
+      this.launch(event);
+      launched++;
+    }
+    return launched;
+  }
+
+  private saturatedPlatforms(): string[] {
+    return [...this.perPlatform].filter(([, n]) => n >= this.settings.perPlatformConcurrency).map(([id]) => id);
+  }
+
+  private launch(event: ClaimedEvent): void {
+    this.countPlatform(event.platformId, 1);
+    const task: Promise<void> = this.attempt(event)
+      .catch((err) => this.deps.log.error({ err, eventId: event.id }, 'webhook delivery could not be recorded; it is retried when its lease ends'))
+      .finally(() => {
+        this.inFlight.delete(task);
+        this.countPlatform(event.platformId, -1);
+        this.wakeUp?.();
+      });
+    this.inFlight.add(task);
+  }
+
+  private countPlatform(platformId: string, delta: number): void {
+    const n = (this.perPlatform.get(platformId) ?? 0) + delta;
+    if (n > 0) this.perPlatform.set(platformId, n);
+    else this.perPlatform.delete(platformId);
+  }
+
+  private async attempt(event: ClaimedEvent): Promise<void> {
+    const { database, clock, hooks } = this.deps;
+    const platform = await this.deps.platform(event.platformId);
+    const envelope = envelopeOf(event);
+    let outcome: DeliveryOutcome;
+    try {
+      outcome = await this.send(platform, envelope);
+    } catch (error) {
+      if (!(error instanceof DeliveryInterrupted)) throw error;
+      await repo.releaseClaim(database.db, event, new Date(clock.realNowMs()));
+      return;
+    }
+    const nowMs = clock.realNowMs();
+    // The retry window is measured on the platform's clock, from the event's own timestamp.
+    const giveUpAtMs = toRealTime(platform, new Date(event.createdAt.getTime() + RETRY_WINDOW_MS)).getTime();
+    const next = nextState(outcome, { type: event.type, attempt: event.attempts, nowMs, giveUpAtMs });
+    this.log(event, outcome, next.state);
+    // Handlers run before the outcome is recorded: a crash in between repeats the try, never skips the handlers.
+    await hooks.notify({ event: { ...envelope, platformId: event.platformId }, outcome, attempt: event.attempts, willRetry: next.state === 'PENDING' });
+    await repo.recordAttempt(database.db, event, next, new Date(nowMs));
+  }
+
+  private send(platform: Platform | undefined, envelope: Envelope): Promise<DeliveryOutcome> {
+    const url = platform?.webhookEndpoint;
+    if (!platform || !url) return Promise.resolve({ kind: 'no_endpoint' });
+    return sendWebhook(this.deps.keys, platform.id, url, envelope, { timeoutMs: this.settings.timeoutMs, shutdown: this.shutdown.signal });
+  }
+
+  private log(event: ClaimedEvent, outcome: DeliveryOutcome, state: string): void {
+    if (state === 'DELIVERED' || state === 'SKIPPED') return;
+    const level = state === 'FAILED' ? 'warn' : 'debug';
+    this.deps.log[level]({ eventId: event.id, platformId: event.platformId, type: event.type, attempt: event.attempts, state }, `webhook try failed: ${describeOutcome(outcome)}`);
+  }
+}

@@ -1,0 +1,114 @@
+import { expect } from 'vitest';
+import {
+  decryptSessionKey,
+  generateClientKeyPair,
+  signedRetryHeaders,
+  type SessionKey,
+} from '../../src/wallet-client/index.js';
+import type { ApiClient, ApiResponse, TestApp, TestPlatform } from './app.js';
+import { newRegistrationChallenge, SoftwareAuthenticator } from './webauthn-authenticator.js';
+
+/**
+ * Embedded-wallet flows for tests, built on the shipped client helpers: register credentials,
+ * open sessions, and run signed retries the way a client would.
+ */
+
+export const RP_ID = 'wallet.example.test';
+export const ORIGIN = `https://${RP_ID}`;
+
+let seq = 0;
+
+export interface Wallet {
+  tp: TestPlatform;
+  api: ApiClient;
+  customerId: string;
+  accountId: string;
+  email: string;
+}
+
+/** A platform whose customers get a USD embedded wallet; `settings` are merged into `embeddedWallets`. */
+export async function walletPlatform(t: TestApp, mode: 'SANDBOX' | 'PRODUCTION', settings: Record<string, unknown> = {}): Promise<TestPlatform> {
+  const tp = await t.createPlatform({ mode });
+  const patched = await tp.api.patch('/config', { embeddedWallets: { currencies: ['USD'], ...settings } });
+  expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+  return tp;
+}
+
+/** A new customer of `tp` and its embedded wallet account. */
+export async function newWallet(tp: TestPlatform): Promise<Wallet> {
+  const email = `user${++seq}.${Date.now()}@example.com`;
+  const customer = await tp.api.post('/customers', { customerType: 'INDIVIDUAL', fullName: 'Wallet User', email });
+  expect(customer.status, JSON.stringify(customer.body)).toBe(201);
+  const accounts = await tp.api.get('/customers/internal-accounts', { customerId: customer.body.id, type: 'EMBEDDED_WALLET' });
+  expect(accounts.body.data).toHaveLength(1);
+  return { tp, api: tp.api, customerId: customer.body.id, accountId: accounts.body.data[0].id, email };
+}
+
+/** The newest code the development outbox holds for a credential. */
+export function latestCode(t: TestApp, credentialId: string): string {
+  const entry = t.corridor.services.wallets.outbox().find((e) => e.credentialId === credentialId);
+  if (!entry) throw new Error(`no code in the outbox for ${credentialId}`);
+  return entry.code;
+}
+
+export interface OpenedSession {
+  id: string;
+  key: SessionKey;
+  response: ApiResponse;
+}
+
+/** Verifies an EMAIL_OTP credential with the code from the outbox (or `otp`) and decrypts the session key. */
+export async function verifyEmail(t: TestApp, api: ApiClient, credentialId: string, otp?: string): Promise<OpenedSession> {
+  const client = generateClientKeyPair();
+  const response = await api.post(`/auth/credentials/${credentialId}/verify`, { type: 'EMAIL_OTP', otp: otp ?? latestCode(t, credentialId), clientPublicKey: client.publicKey });
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return { id: response.body.id, key: await decryptSessionKey(response.body.encryptedSessionSigningKey, client.privateKey), response };
+}
+
+/** Registers the wallet's first credential (EMAIL_OTP) and opens a session with it. */
+export async function emailSession(t: TestApp, wallet: Wallet): Promise<OpenedSession & { credentialId: string }> {
+  const created = await wallet.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId, email: wallet.email });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  return { ...(await verifyEmail(t, wallet.api, created.body.id)), credentialId: created.body.id };
+}
+
+/** Runs a protected request: expects the 202, signs its payload with `session`, repeats it signed. */
+export async function signedRequest(
+  api: ApiClient,
+  method: 'POST' | 'DELETE',
+  path: string,
+  body: unknown,
+  session: SessionKey,
+  format: 'stamp' | 'signature' = 'stamp',
+): Promise<{ challenge: ApiResponse; response: ApiResponse }> {
+  const challenge = await api.request({ method, path, body });
+  expect(challenge.status, JSON.stringify(challenge.body)).toBe(202);
+  const response = await api.request({ method, path, body, headers: signedRetryHeaders(challenge.body, session, format) });
+  return { challenge, response };
+}
+
+/** A passkey registration body for `authenticator`. */
+export function passkeyBody(accountId: string, authenticator: SoftwareAuthenticator, nickname = 'Test key') {
+  const challenge = newRegistrationChallenge();
+  return { type: 'PASSKEY', accountId, nickname, challenge, attestation: authenticator.register(challenge) };
+}
+
+/** /challenge then /verify for a passkey credential; returns the decrypted session. */
+export async function passkeySession(api: ApiClient, credentialId: string, authenticator: SoftwareAuthenticator): Promise<OpenedSession> {
+  const client = generateClientKeyPair();
+  const challenged = await api.post(`/auth/credentials/${credentialId}/challenge`, { clientPublicKey: client.publicKey });
+  expect(challenged.status, JSON.stringify(challenged.body)).toBe(200);
+  const response = await api.post(
+    `/auth/credentials/${credentialId}/verify`,
+    { type: 'PASSKEY', assertion: authenticator.assert(challenged.body.challenge) },
+    { 'request-id': challenged.body.requestId },
+  );
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return { id: response.body.id, key: await decryptSessionKey(response.body.encryptedSessionSigningKey, client.privateKey), response };
+}
+
+export function expectError(res: ApiResponse, status: number, code: string, reason?: string) {
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
+  expect(res.body).toMatchObject({ status, code, message: expect.any(String) });
+  if (reason) expect(res.body.reason).toBe(reason);
+}
