@@ -2,6 +2,7 @@ import type { Database } from './db/database.js';
 import type { Services } from './services.js';
 import type { ApiTokenView } from './modules/tokens/schemas.js';
 import type { NewPlatform, Platform } from './modules/platform/service.js';
+import { transact } from './db/transact.js';
 
 export interface PlatformCredentials {
   platform: Platform;
@@ -15,7 +16,7 @@ export async function createPlatformWithToken(
   database: Database,
   preset?: { clientId: string; clientSecret: string },
 ): Promise<PlatformCredentials> {
-  return database.db.transaction().execute(async (trx) => {
+  return transact(database.db, async (trx) => {
     const platform = await services.platforms.create(input, trx);
     const token = await services.tokens.issue(trx, platform, { name: `${input.name} default token`, permissions: ['VIEW', 'TRANSACT', 'MANAGE'] }, preset);
     return { platform, token };

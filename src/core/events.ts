@@ -1,6 +1,7 @@
 import type { Executor } from '../db/database.js';
 import type { Clock, ClockSubject } from './clock.js';
 import { newId } from './ids.js';
+import { addToOutbox } from './outbox.js';
 
 declare module '../db/schema.js' {
   interface DB {
@@ -73,9 +74,7 @@ export async function emitEvents(ex: Executor, platform: EventOwner, events: New
     type: event.type,
     data: JSON.stringify(event.data),
     created_at: createdAt,
-    last_error: null,
-    delivered_at: null,
   }));
-  await ex.insertInto('events').values(rows).execute();
+  await addToOutbox(ex, { events: rows });
   return rows.map((r) => r.id);
 }

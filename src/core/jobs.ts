@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database, Executor } from '../db/database.js';
 import { toRealTime, type Clock, type ClockSubject } from './clock.js';
+import { addToOutbox } from './outbox.js';
 
 declare module '../db/schema.js' {
   interface DB {
@@ -52,21 +53,15 @@ export interface JobOwner extends ClockSubject {
 export async function enqueueJobs(ex: Executor, owner: JobOwner | null, specs: JobSpec[], clock: Clock): Promise<void> {
   if (specs.length === 0) return;
   const nowMs = clock.realNowMs();
-  await ex
-    .insertInto('jobs')
-    .values(
-      specs.map((spec) => ({
-        platform_id: owner?.id ?? null,
-        kind: spec.kind,
-        payload: JSON.stringify(spec.payload ?? {}),
-        due_at: spec.runAt ? toRealTime(owner, spec.runAt) : new Date(nowMs),
-        max_attempts: spec.maxAttempts ?? 10,
-        locked_until: null,
-        last_error: null,
-        dead_at: null,
-      })),
-    )
-    .execute();
+  await addToOutbox(ex, {
+    jobs: specs.map((spec) => ({
+      platform_id: owner?.id ?? null,
+      kind: spec.kind,
+      payload: JSON.stringify(spec.payload ?? {}),
+      due_at: spec.runAt ? toRealTime(owner, spec.runAt) : new Date(nowMs),
+      max_attempts: spec.maxAttempts ?? 10,
+    })),
+  });
 }
 
 /** Moves a platform's pending jobs earlier by `ms`, as its test clock moves forward. */
@@ -149,7 +144,9 @@ export class JobRunner {
     for (let round = 0; round < maxRounds; round++) {
       const jobs = await this.claim(platformId);
       if (jobs.length === 0) break;
-      await Promise.all(jobs.map((job) => this.execute(job)));
+      const done = await Promise.all(jobs.map((job) => this.execute(job)));
+      const succeeded = jobs.filter((_, i) => done[i]).map((job) => job.id);
+      if (succeeded.length > 0) await this.options.database.db.deleteFrom('jobs').where('id', 'in', succeeded).execute();
       total += jobs.length;
     }
     return total;
@@ -187,13 +184,14 @@ export class JobRunner {
     }));
   }
 
-  private async execute(job: ClaimedJob): Promise<void> {
+  /** Runs one job; true when it succeeded (the caller deletes succeeded jobs in one statement). */
+  private async execute(job: ClaimedJob): Promise<boolean> {
     const { db } = this.options.database;
     const handler = this.handlers.get(job.kind);
     try {
       if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
       await handler(job);
-      await db.deleteFrom('jobs').where('id', '=', job.id).execute();
+      return true;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       const nowMs = this.options.clock.realNowMs();
@@ -209,6 +207,7 @@ export class JobRunner {
         })
         .where('id', '=', job.id)
         .execute();
+      return false;
     }
   }
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
@@ -29,10 +30,51 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   return openPGlite(options.dataDir);
 }
 
+const statementNames = new Map<string, string>();
+
+/** A stable name per statement text (hashing every call shows up in profiles; texts are few). */
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `c${createHash('sha1').update(text).digest('base64url')}`;
+    if (statementNames.size < 10_000) statementNames.set(text, name);
+  }
+  return name;
+}
+
+/** Distinct statement texts prepared per connection; past this, statements run unnamed. */
+const MAX_PREPARED_PER_CONNECTION = 500;
+
+/**
+ * Runs parameterized statements as named prepared statements, so PostgreSQL parses and plans
+ * each distinct text once per connection instead of on every call (measured: about a third of
+ * the database CPU of a list request). The name is a hash of the text, so a name always means
+ * the same statement.
+ */
+function preparedStatements(client: pg.PoolClient): pg.PoolClient {
+  const prepared = client as pg.PoolClient & { corridorPrepared?: Set<string> };
+  if (prepared.corridorPrepared) return client;
+  const names = new Set<string>();
+  prepared.corridorPrepared = names;
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as { query: unknown }).query = (text: unknown, values?: unknown[]) => {
+    if (typeof text !== 'string' || !values || values.length === 0) return query(text, values);
+    const name = statementName(text);
+    if (!names.has(name)) {
+      if (names.size >= MAX_PREPARED_PER_CONNECTION) return query(text, values);
+      names.add(name);
+    }
+    return query({ name, text, values });
+  };
+  return client;
+}
+
 async function openPostgres(connectionString: string, max: number): Promise<Database> {
   const pool = new pg.Pool({ connectionString, max });
   pool.on('error', () => {}); // idle client errors surface on the next query instead
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  // Kysely only calls connect() and end() on the pool.
+  const preparingPool = { connect: async () => preparedStatements(await pool.connect()), end: () => pool.end() } as unknown as pg.Pool;
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool }) });
   await sql`select 1`.execute(db);
   return { db, kind: 'postgres', close: () => db.destroy() };
 }

@@ -8,6 +8,7 @@ import type { Database, Trx } from '../db/database.js';
 import { toJson } from '../db/database.js';
 import type { Json } from '../db/schema.js';
 import type { Platform } from '../modules/platform/service.js';
+import { transact } from '../db/transact.js';
 
 declare module '../db/schema.js' {
   interface DB {
@@ -81,7 +82,7 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
       platform: request.platform,
       agentId: request.principal?.kind === 'agent' ? request.principal.agentId : undefined,
       tx: (work) =>
-        db.transaction().execute(async (trx) => {
+        transact(db, async (trx) => {
           const result = await work(trx);
           const claim = request.idempotency;
           if (claim && !claim.recorded) await storeResponse(trx, claim, claim.successStatus, result);

@@ -132,14 +132,28 @@ export function createAccountService(deps: AccountServiceDeps) {
   deps.platforms.hooks.walletCurrenciesAdded.push(openAddedWallets);
   ledger.hooks.balancesChanged.push(emitBalanceUpdates);
 
+  // Internal accounts never change once opened, so balance events need no read while the
+  // account's row is locked. Bounded: cleared when full.
+  const accountCache = new Map<string, InternalAccount>();
+  const ACCOUNT_CACHE_MAX = 100_000;
+
+  async function accountsById(ex: Executor, platformId: string, ids: string[]): Promise<InternalAccount[]> {
+    const missing = ids.filter((id) => !accountCache.has(id));
+    if (missing.length > 0) {
+      if (accountCache.size + missing.length > ACCOUNT_CACHE_MAX) accountCache.clear();
+      for (const row of await repo.findAccounts(ex, platformId, missing)) accountCache.set(row.id, toAccount(row));
+    }
+    return ids.map((id) => accountCache.get(id)).filter((a): a is InternalAccount => a?.platformId === platformId);
+  }
+
   /** INTERNAL_ACCOUNT.BALANCE_UPDATED for every internal account whose balance just changed. */
   async function emitBalanceUpdates(trx: Trx, platform: PlatformRef, changes: BalanceChange[]): Promise<void> {
-    const rows = await repo.findAccounts(trx, platform.id, changes.map((c) => c.accountId));
+    const accounts = await accountsById(trx, platform.id, changes.map((c) => c.accountId));
     const now = clock.now(platform);
     const byId = new Map(changes.map((c) => [c.accountId, { available: c.available, posted: c.posted, updatedAt: now }]));
-    const events = rows.map((row) => ({
+    const events = accounts.map((account) => ({
       type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED' as const,
-      data: view(platform, toAccount(row), byId.get(row.id) ?? ZERO),
+      data: view(platform, account, byId.get(account.id) ?? ZERO),
     }));
     await emitEvents(trx, platform, events, clock);
   }

@@ -10,6 +10,7 @@ import { DEFAULT_EMBEDDED_WALLETS, mergeEmbeddedWallets, validateEmbeddedWallets
 import * as repo from './repository.js';
 import type { Platform } from './repository.js';
 import type { CurrencyConfigInput, FeeSchedule, PlatformConfigUpdate, PlatformConfigView } from './schemas.js';
+import { transact } from '../../db/transact.js';
 
 export type { Platform } from './repository.js';
 
@@ -75,7 +76,7 @@ export function createPlatformService(deps: PlatformServiceDeps) {
       for (const hook of hooks.platformCreated) await hook(t, platform);
       return platform;
     };
-    return trx ? work(trx) : database.db.transaction().execute(work);
+    return trx ? work(trx) : transact(database.db, work);
   }
 
   /** The platform, from a cache that is at most a second old (changes made here evict at once). */
@@ -147,7 +148,7 @@ export function createPlatformService(deps: PlatformServiceDeps) {
       throw new ServiceError('SANDBOX_ONLY', 'the test clock exists only on sandbox platforms');
     }
     const ms = seconds * 1000;
-    const advanced = await database.db.transaction().execute(async (trx) => {
+    const advanced = await transact(database.db, async (trx) => {
       const after = await repo.addClockOffset(trx, platform.id, ms);
       await shiftPlatformJobs(trx, platform.id, ms);
       return after;

@@ -11,6 +11,7 @@ import * as repo from './repository.js';
 import type { QuoteRecord } from './repository.js';
 import type { QuoteStatus } from './schemas.js';
 import type { QuoteServiceDeps } from './types.js';
+import { transact } from '../../db/transact.js';
 
 /** Job that applies the next due step of a quote's rail plan. */
 export const STEP_JOB = 'quote.rail-step';
@@ -138,7 +139,7 @@ export function createQuoteOutcomes(deps: QuoteServiceDeps) {
       if (await repo.recordRailPlanAndSchedule(database.db, platform, q.id, plan, now, job)) return { ...q, railPlan: plan, railInitiatedAt: now, nextStep: 0 };
       return (await repo.findQuote(database.db, platform.id, q.id)) ?? q;
     }
-    return database.db.transaction().execute(async (trx) => {
+    return transact(database.db, async (trx) => {
       const planned = await repo.recordRailPlan(trx, platform.id, q.id, plan, now);
       if (!planned) return (await repo.findQuote(trx, platform.id, q.id)) ?? q;
       return advance(trx, platform, planned, accounts);
@@ -151,7 +152,7 @@ export function createQuoteOutcomes(deps: QuoteServiceDeps) {
    * quote was not where the job expected it.
    */
   async function applyStepDirectly(platform: PlatformRef, quoteId: string, step: number, event: RailEvent): Promise<boolean> {
-    return database.db.transaction().execute(async (trx) => {
+    return transact(database.db, async (trx) => {
       const now = clock.now(platform);
       const moved = await repo.moveQuote(trx, platform.id, quoteId, [fromStatus(event)], toStatus(event), now, { nextStep: step + 1, atStep: step });
       if (!moved) return false;
@@ -167,7 +168,7 @@ export function createQuoteOutcomes(deps: QuoteServiceDeps) {
     const q = await repo.findQuote(database.db, platform.id, quoteId);
     if (!q || q.nextStep !== step || !q.railPlan) return;
     const accounts = await quoteAccounts(ledger, platform, q);
-    await database.db.transaction().execute(async (trx) => {
+    await transact(database.db, async (trx) => {
       const locked = await repo.findQuote(trx, platform.id, quoteId, true);
       if (locked && locked.nextStep === step) await advance(trx, platform, locked, accounts);
     });

@@ -11,6 +11,7 @@ import type { RailEvent } from '../rails/rail.js';
 import * as repo from './repository.js';
 import type { QuoteView } from './schemas.js';
 import type { QuoteContext, QuoteDestinationHandler, QuoteServiceDeps } from './types.js';
+import { transact } from '../../db/transact.js';
 
 export type { ExecuteAuthorizer, QuoteDestinationHandler, QuoteServiceDeps } from './types.js';
 export { payloadToSignOf } from './funding.js';
@@ -43,7 +44,7 @@ export function createQuoteService(deps: QuoteServiceDeps) {
    * that runs early (clock skew between processes) looks again at expiresAt.
    */
   async function expire(platform: PlatformRef, quoteId: string, expiresAt: Date): Promise<void> {
-    await database.db.transaction().execute(async (trx) => {
+    await transact(database.db, async (trx) => {
       const now = clock.now(platform);
       if (now < expiresAt) {
         await enqueueJobs(trx, platform, [{ kind: EXPIRY_JOB, payload: { quoteId, expiresAt: expiresAt.toISOString() }, runAt: expiresAt }], clock);

@@ -8,6 +8,7 @@ import type { FailureReason } from './lifecycle.js';
 import type { RateDetails, TransactionSource, TransactionView } from './schemas.js';
 import type { ApprovalInfo, ApprovalDecision as WebhookApprovalDecision } from '../webhooks/service.js';
 import { presentTransaction, type TransactionRecord, type TransactionService } from './service.js';
+import { transact } from '../../db/transact.js';
 
 export interface IncomingPaymentDeps {
   database: Database;
@@ -65,7 +66,7 @@ export function createIncomingPayments(deps: IncomingPaymentDeps) {
   async function receive(platform: IncomingPlatform, payment: IncomingPayment): Promise<TransactionRecord> {
     await ledger.systemAccount(platform.id, payment.account.currency, 'UMA_SETTLEMENT');
     const requireApproval = Boolean(platform.webhookEndpoint);
-    const record = await database.db.transaction().execute(async (trx) => {
+    const record = await transact(database.db, async (trx) => {
       const created = await transactions.create(trx, platform, {
         type: 'INCOMING',
         status: requireApproval ? 'PENDING' : 'PROCESSING',
@@ -102,7 +103,7 @@ export function createIncomingPayments(deps: IncomingPaymentDeps) {
     const record = await transactions.find(database.db, platform.id, id);
     if (!record) return;
     await ledger.systemAccount(platform.id, record.receivedCurrency, 'UMA_SETTLEMENT');
-    await database.db.transaction().execute(async (trx) => {
+    await transact(database.db, async (trx) => {
       if (decision.kind === 'await') await awaitDecision(trx, platform, id);
       else if (decision.kind === 'fail') await decide(trx, platform, id, { kind: 'fail', failureReason: decision.failureReason });
       else await decide(trx, platform, id, decision);
@@ -160,9 +161,7 @@ export function createIncomingPayments(deps: IncomingPaymentDeps) {
       deps.jobs.register(DEADLINE_JOB, async (job) => {
         const platform = job.platformId ? await platformOf(job.platformId) : undefined;
         if (!platform) return;
-        await database.db
-          .transaction()
-          .execute((trx) => decide(trx, platform, String(job.payload.transactionId), { kind: 'fail', failureReason: 'PAYMENT_APPROVAL_TIMED_OUT' }));
+        await transact(database.db, (trx) => decide(trx, platform, String(job.payload.transactionId), { kind: 'fail', failureReason: 'PAYMENT_APPROVAL_TIMED_OUT' }));
       });
     },
   };

@@ -9,6 +9,7 @@ import type { RailEvent, RailPlan, RailRequest } from '../rails/rail.js';
 import { railFor } from '../rails/sandbox-rail.js';
 import type { FailureDetail, TransactionStatus } from '../transactions/lifecycle.js';
 import type { TransactionRecord, TransactionService } from '../transactions/service.js';
+import { transact } from '../../db/transact.js';
 
 /** Re-drives a transfer whose initiation never got recorded (the process died between the two). */
 export const DRIVE_JOB = 'transfers.drive';
@@ -140,9 +141,9 @@ export function createTransferDriver(deps: TransferDriverDeps) {
         deps.log.warn({ err: error, transactionId: i.transactionId }, 'payment rail unreachable; the recovery job will retry');
         return 'UNREACHABLE';
       }
-      return database.db.transaction().execute((trx) => fail(trx, platform, i.transactionId, refusalDetail(error), ['PENDING']));
+      return transact(database.db, (trx) => fail(trx, platform, i.transactionId, refusalDetail(error), ['PENDING']));
     }
-    return database.db.transaction().execute((trx) => applyPlan(trx, platform, i, plan, settlement));
+    return transact(database.db, (trx) => applyPlan(trx, platform, i, plan, settlement));
   }
 
   /** Request path: start the transfer and return it as it stands afterwards. */
@@ -161,7 +162,7 @@ export function createTransferDriver(deps: TransferDriverDeps) {
     if ((await start(platform, i)) !== 'UNREACHABLE') return;
     // Retried with backoff by the job runner; after the last try the transfer fails and its hold goes.
     if (job.attempts < job.maxAttempts) throw new Error(`transfer ${i.transactionId}: the payment rail could not be reached`);
-    await database.db.transaction().execute((trx) => fail(trx, platform, i.transactionId, 'EXECUTION_FAILED', ['PENDING']));
+    await transact(database.db, (trx) => fail(trx, platform, i.transactionId, 'EXECUTION_FAILED', ['PENDING']));
   }
 
   async function onStep(job: ClaimedJob): Promise<void> {
@@ -169,7 +170,7 @@ export function createTransferDriver(deps: TransferDriverDeps) {
     if (!platform) return;
     const { transactionId, currency, event } = job.payload as { transactionId: string; currency: string; event: RailEvent };
     const settlement = await settlementAccount(platform, currency);
-    await database.db.transaction().execute((trx) => applyEvent(trx, platform, transactionId, event, ['PROCESSING'], settlement));
+    await transact(database.db, (trx) => applyEvent(trx, platform, transactionId, event, ['PROCESSING'], settlement));
   }
 
   return {

@@ -11,6 +11,7 @@ import { INVALID_PASSKEY_REASON, SANDBOX_PASSKEY_SIGNATURE, verifyAssertion } fr
 import * as repo from './repository.js';
 import type { CredentialRow } from './repository.js';
 import type { AuthSessionView, CredentialChallengeResponse, CredentialVerify } from './schemas.js';
+import { transact } from '../../db/transact.js';
 
 /** Challenge re-issues per credential: at most 3 in any 90 seconds (a burst of 3, then one per 30 s). */
 export const CHALLENGE_BURST = 3;
@@ -96,7 +97,7 @@ export function createAuthenticationFlows(deps: WalletDeps, core: WalletCore) {
   async function checkOtp(platform: Platform, credential: CredentialRow, otp: string): Promise<string | null> {
     if (platform.mode === 'SANDBOX' && otp === SANDBOX_OTP) return null;
     const invalid = (why: string) => unauthorized(`the code is not valid: ${why}`, INVALID_OTP_REASON);
-    const outcome = await database.db.transaction().execute(async (trx) => {
+    const outcome = await transact(database.db, async (trx) => {
       const code = await repo.lockOpenCode(trx, credential.id);
       const now = clock.now(platform);
       if (!code) return { error: 'no code is pending (it was used, replaced or burned); ask for a new one' };

@@ -107,8 +107,10 @@ describe('delivery', () => {
   it('skips events of a platform without an endpoint, for good', async () => {
     const p = await t.createPlatform();
     const id = await emit(p.platform);
+    // Born SKIPPED: the outbox marks it when it is written, so the worker never picks it up.
+    expect(await row(id)).toMatchObject({ delivery_state: 'SKIPPED', attempts: 0 });
     await webhooks().deliverDue();
-    expect(await row(id)).toMatchObject({ delivery_state: 'SKIPPED', attempts: 1, last_error: 'no webhookEndpoint configured' });
+    expect(await row(id)).toMatchObject({ delivery_state: 'SKIPPED', attempts: 0 });
 
     const receiver = await startWebhookReceiver();
     receivers.push(receiver);

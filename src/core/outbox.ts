@@ -1,0 +1,87 @@
+import { sql } from 'kysely';
+import type { Executor, Trx } from '../db/database.js';
+import { onBeforeCommit } from '../db/transact.js';
+
+/** An event row as written to the outbox (data already serialized). */
+export interface EventRow {
+  id: string;
+  platform_id: string;
+  type: string;
+  data: string;
+  created_at: Date;
+}
+
+/** A job row as written to the job table (payload already serialized). */
+export interface JobRow {
+  platform_id: string | null;
+  kind: string;
+  payload: string;
+  due_at: Date;
+  max_attempts: number;
+}
+
+interface Pending {
+  events: EventRow[];
+  jobs: JobRow[];
+}
+
+const pendingByTrx = new WeakMap<Executor, Pending>();
+
+// Events of a platform without a webhook endpoint are born SKIPPED: nobody is there to deliver
+// them to, and the delivery worker never has to look at them.
+function eventsInsert(rows: EventRow[]) {
+  return sql`
+    insert into events (id, platform_id, type, data, created_at, delivery_state)
+    select e.id, e.platform_id, e.type, e.data::json, e.created_at,
+           case when p.webhook_endpoint is null then 'SKIPPED' else 'PENDING' end
+    from unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.platform_id)}::text[], ${rows.map((r) => r.type)}::text[],
+                ${rows.map((r) => r.data)}::text[], ${rows.map((r) => r.created_at)}::timestamptz[])
+         as e(id, platform_id, type, data, created_at)
+    join platforms p on p.id = e.platform_id`;
+}
+
+function jobsInsert(rows: JobRow[]) {
+  return sql`
+    insert into jobs (platform_id, kind, payload, due_at, max_attempts)
+    select * from unnest(${rows.map((r) => r.platform_id)}::text[], ${rows.map((r) => r.kind)}::text[],
+                         ${rows.map((r) => r.payload)}::jsonb[], ${rows.map((r) => r.due_at)}::timestamptz[],
+                         ${rows.map((r) => r.max_attempts)}::int[])`;
+}
+
+/** Writes events and jobs in one statement. */
+async function write(ex: Executor, { events, jobs }: Pending): Promise<void> {
+  if (events.length > 0 && jobs.length > 0) {
+    await sql`with written_events as (${eventsInsert(events)}) ${jobsInsert(jobs)}`.execute(ex);
+  } else if (events.length > 0) {
+    await eventsInsert(events).execute(ex);
+  } else if (jobs.length > 0) {
+    await jobsInsert(jobs).execute(ex);
+  }
+}
+
+/**
+ * Adds events and jobs to the caller's transaction. Inside `transact` they are buffered and
+ * written together, in one statement, just before the commit; elsewhere they are written now.
+ * Either way they commit exactly when the state change that caused them does.
+ */
+export async function addToOutbox(ex: Executor, add: Partial<Pending>): Promise<void> {
+  const batch = { events: add.events ?? [], jobs: add.jobs ?? [] };
+  if (batch.events.length === 0 && batch.jobs.length === 0) return;
+  let pending = pendingByTrx.get(ex);
+  if (!pending) {
+    const fresh: Pending = { events: [], jobs: [] };
+    if (!('isTransaction' in ex && ex.isTransaction) || !onBeforeCommit(ex as Trx, 'outbox', () => flush(ex as Trx, fresh))) {
+      await write(ex, batch);
+      return;
+    }
+    pendingByTrx.set(ex, fresh);
+    pending = fresh;
+  }
+  pending.events.push(...batch.events);
+  pending.jobs.push(...batch.jobs);
+}
+
+async function flush(trx: Trx, pending: Pending): Promise<void> {
+  pendingByTrx.delete(trx);
+  await write(trx, pending);
+}
