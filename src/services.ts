@@ -18,7 +18,7 @@ import { createSandboxService } from './modules/sandbox/service.js';
 import { createTransferService } from './modules/transfers/service.js';
 import { createIncomingPayments } from './modules/transactions/incoming.js';
 import { createTransactionService } from './modules/transactions/service.js';
-import { createQuoteService } from './modules/quotes/service.js';
+import { createQuoteService, payloadToSignOf } from './modules/quotes/service.js';
 
 export interface CoreDeps {
   config: Config;
@@ -72,6 +72,17 @@ export function createServices(deps: CoreDeps) {
     customers,
     rates,
     quoteLifetimeMs: config.quoteLifetimeSeconds * 1000,
+    // Embedded-wallet sources: the execute request must carry a session signature over the
+    // quote's payloadToSign.
+    executeAuthorizer: {
+      authorize: async (ctx, quote, headers) => {
+        await wallets.signedRetry.verifyPayload(
+          { platform: ctx.platform, accountId: quote.debitAccountId! },
+          payloadToSignOf(quote) ?? '',
+          headers['service-wallet-signature'],
+        );
+      },
+    },
   });
   quotes.registerJobs(jobs, (id) => platforms.get(id));
 

@@ -227,7 +227,18 @@ export function createSignedRetryEngine(deps: { database: Database; clock: Clock
     return Number(retries.numDeletedRows ?? 0) + Number(proofs.numDeletedRows ?? 0);
   }
 
-  return { issue, verify, consume, challengeOrVerify, prune };
+  /**
+   * Checks a signature over a payload the caller issued itself (a quote's payloadToSign): it must
+   * verify with the key of an active session of the account (or be the sandbox's magic value).
+   * Single use is the caller's business (a quote executes once).
+   */
+  async function verifyPayload(spec: Pick<SignedRetrySpec, 'platform' | 'accountId'>, payload: string, header: string | undefined) {
+    if (!header) throw unauthorized('this operation must be signed: send Service-Wallet-Signature over the payloadToSign', INVALID_SIGNATURE_REASON);
+    const full: SignedRetrySpec = { ...spec, action: 'PAYLOAD' };
+    return findSigner(full, payload, header, null, clock.now(spec.platform));
+  }
+
+  return { issue, verify, consume, challengeOrVerify, verifyPayload, prune };
 }
 
 export type SignedRetryEngine = ReturnType<typeof createSignedRetryEngine>;
