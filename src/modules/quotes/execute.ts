@@ -10,7 +10,7 @@ import { presentQuote, quoteNotFound, refuseUnlessExecutable } from './present.j
 import * as repo from './repository.js';
 import type { JobInsert, QuoteRecord } from './repository.js';
 import type { QuoteStatus, QuoteView } from './schemas.js';
-import { walletSignaturesUnavailable, type ExecuteHeaders, type QuoteContext, type QuoteServiceDeps } from './types.js';
+import type { ExecuteHeaders, QuoteContext, QuoteServiceDeps } from './types.js';
 
 /** Job that finishes an execution whose request stopped between committing and the rail call. */
 export const RECOVERY_JOB = 'quote.recover';
@@ -47,7 +47,7 @@ function createRecentQuotes(capacity = 10_000) {
 export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutcomes) {
   const { database, clock, ledger, transactions } = deps;
   const railFor = deps.railFor ?? defaultRailFor;
-  const authorizer = deps.executeAuthorizer ?? walletSignaturesUnavailable;
+  const authorizer = deps.executeAuthorizer;
   const recent = createRecentQuotes();
 
   const statusAfterClaim = (q: QuoteRecord): QuoteStatus => (q.delivery.kind === 'RAIL' ? 'PROCESSING' : 'COMPLETED');

@@ -237,7 +237,7 @@ describe('GET /quotes/{quoteId}', () => {
 });
 
 describe('embedded-wallet sources', () => {
-  it('carry a payloadToSign; immediatelyExecute is refused and execute waits for the wallet module', async () => {
+  it('carry a payloadToSign; immediatelyExecute is refused and execute needs a signature', async () => {
     const w = await t.createPlatform();
     expect((await w.api.patch('/config', { embeddedWallets: { currencies: ['USD'] } })).status).toBe(200);
     const frank = await newCustomer(w);
@@ -264,8 +264,9 @@ describe('embedded-wallet sources', () => {
       destination: frank.accounts.EUR,
       expiresAt: res.body.expiresAt,
     });
-    const executed = await w.api.post(`/quotes/${res.body.id}/execute`, undefined, { 'service-wallet-signature': 'sandbox-valid-signature' });
-    expectError(executed, 400, 'INVALID_INPUT');
+    const unsigned = await w.api.post(`/quotes/${res.body.id}/execute`);
+    expectError(unsigned, 401, 'UNAUTHORIZED');
     expect((await w.api.get(`/quotes/${res.body.id}`)).body.status).toBe('PENDING');
+    // Signed execution end to end: quotes.wallet.test.ts.
   });
 });

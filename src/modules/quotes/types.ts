@@ -1,6 +1,5 @@
 import type { Clock } from '../../core/clock.js';
 import type { ServiceContext } from '../../core/context.js';
-import { ServiceError } from '../../core/errors.js';
 import type { Database, Executor } from '../../db/database.js';
 import type { AccountService } from '../accounts/service.js';
 import type { CustomerService } from '../customers/service.js';
@@ -22,21 +21,12 @@ export type ExecuteHeaders = Record<string, string | undefined>;
 
 /**
  * Authorizes executing a quote whose source is an EMBEDDED_WALLET: checks the
- * Service-Wallet-Signature over the quote's payloadToSign. The wallets module supplies the real
- * one; until it is wired, such executions are refused.
+ * Service-Wallet-Signature over the quote's payloadToSign (the wallets module supplies it).
  */
 export interface ExecuteAuthorizer {
   authorize(ctx: QuoteContext, quote: QuoteRecord, headers: ExecuteHeaders): Promise<void>;
 }
 
-export const walletSignaturesUnavailable: ExecuteAuthorizer = {
-  async authorize() {
-    throw new ServiceError(
-      'INVALID_INPUT',
-      'executing a quote from an EMBEDDED_WALLET needs a wallet signature check, which is not enabled on this server yet',
-    );
-  },
-};
 
 /** The receiving side of a quote, resolved and checked. */
 export interface ResolvedDestination {
@@ -87,7 +77,7 @@ export interface QuoteServiceDeps {
   quoteLifetimeMs: number;
   /** Default: the sandbox rail on sandbox platforms, none on production. */
   railFor?: (platform: Platform) => RailAdapter;
-  executeAuthorizer?: ExecuteAuthorizer;
+  executeAuthorizer: ExecuteAuthorizer;
   /** Extra destination handlers (UMA); ACCOUNT is built in. */
   destinationHandlers?: QuoteDestinationHandler[];
 }
