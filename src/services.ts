@@ -30,7 +30,8 @@ export interface CoreDeps {
 /** Builds every domain service and wires their dependencies: the one place that knows them all. */
 export function createServices(deps: CoreDeps) {
   const { database, clock, log, config } = deps;
-  const jobs = new JobRunner({ database, clock, log });
+  // PGlite runs one statement at a time: a wide batch of jobs would queue ahead of requests.
+  const jobs = new JobRunner({ database, clock, log, batchSize: database.kind === 'pglite' ? 4 : 20 });
   const walletKeys = createWalletKeys(config.walletEncryptionKey);
   const platforms = createPlatformService({
     database,

@@ -73,6 +73,9 @@ export function presentTransaction(t: TransactionRecord, platformId: string): Tr
  */
 export function createTransactionService({ database, clock }: TransactionServiceDeps) {
   async function announce(trx: Trx, platform: PlatformRef, record: TransactionRecord): Promise<void> {
+    // INCOMING_PAYMENT.PENDING asks the platform to approve (its answer decides the payment), so
+    // it goes out only for payments that wait for that answer, not for the platform's own pulls.
+    if (record.type === 'INCOMING' && record.status === 'PENDING' && !record.awaitingApproval) return;
     const type = eventFor(record.type, record.status);
     if (type) await emitEvents(trx, platform, [{ type, data: presentTransaction(record, platform.id) }], clock);
   }

@@ -183,7 +183,7 @@ describe('POST /transfer-in on the sandbox rail', () => {
     await advance(1);
     expect(await getTx(body.id)).toMatchObject({ status: 'COMPLETED', settledAt: expect.any(String) });
     expect(await balance(alice.usd)).toEqual({ available: before.available + 12_550, total: before.total + 12_550 });
-    expect(await paymentEvents(body.id)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.COMPLETED']);
+    expect(await paymentEvents(body.id)).toEqual(['INCOMING_PAYMENT.COMPLETED']);
     expect(await ledgerStates(body.id)).toEqual(['POSTED']);
   });
 
@@ -208,7 +208,7 @@ describe('POST /transfer-in on the sandbox rail', () => {
       expect(await getTx(body.id)).toMatchObject({ status: 'FAILED', failureReason: 'OFFRAMP_FAILED', failureDetail: detail });
     }
     expect(await balance(alice.usd)).toEqual(before);
-    expect(await paymentEvents(body.id)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.FAILED']);
+    expect(await paymentEvents(body.id)).toEqual(['INCOMING_PAYMENT.FAILED']);
     expect(await ledgerStates(body.id)).toEqual([]);
   });
 });
