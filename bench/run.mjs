@@ -13,9 +13,9 @@
 // BENCH_SERVER_CLI (the cli.js to start instead of dist/cli.js, e.g. a patched copy to compare),
 // BENCH_WAIT_QUIET (s, 0: before each measured run, wait up to this long for the machine to be idle),
 // DATABASE_URL, DB_POOL_SIZE and other Corridor settings pass through to the server.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +28,7 @@ import { Cleanup, freePort, startNode, sweepTempDirs, waitForHttp } from './lib/
 import { renderReport } from './lib/report.mjs';
 import { SCENARIOS } from './scenarios.mjs';
 import { evaluateTargets } from './targets.mjs';
+import { buildIfStale } from '../scripts/build.mjs';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const API_PREFIX = '/2025-10-13';
@@ -125,26 +126,8 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 }
 
 // ── build ────────────────────────────────────────────────────────────────────────────────────────
-function newestMtime(dir) {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
 function ensureBuilt() {
-  const cli = join(ROOT, 'dist/cli.js');
-  if (existsSync(cli) && statSync(cli).mtimeMs >= newestMtime(join(ROOT, 'src'))) return { built: false };
-  log('Building Corridor (dist/ is missing or older than src/)…');
-  const result = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], {
-    cwd: ROOT,
-    stdio: 'inherit',
-  });
-  if (result.status === 0) return { built: true };
-  if (!existsSync(cli)) throw new Error('the build failed and there is no dist/cli.js to run');
-  return { built: true, warning: 'the build reported errors (see above); results come from whatever dist/ holds now' };
+  return buildIfStale({ log });
 }
 
 function gitInfo() {

@@ -1,9 +1,9 @@
 // A real server process killed with SIGKILL in the middle of a load of transfers, then restarted
 // on the same database: the ledger still verifies, no hold is left dangling and every accepted
 // transfer reaches the outcome its sandbox suffix promises.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -14,6 +14,8 @@ import { transactionsWithPendingLegs } from '../src/modules/ledger/transfers.js'
 import { verifyLedger } from '../src/modules/ledger/verify.js';
 import { terminalAmong } from '../src/modules/transactions/repository.js';
 import { sharedTestDatabase } from './support/db.js';
+// @ts-expect-error plain ESM helper without type declarations
+import { buildIfStale } from '../scripts/build.mjs';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const CLI = join(ROOT, 'dist/cli.js');
@@ -40,21 +42,9 @@ afterAll(async () => {
   for (const fn of cleanups.reverse()) await fn();
 });
 
-function newestSourceMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestSourceMtime(path));
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
 /** Builds dist/ when it is missing or older than src/ (CI builds before the tests, so this is for local runs). */
 function ensureBuilt(): void {
-  if (existsSync(CLI) && statSync(CLI).mtimeMs >= newestSourceMtime(join(ROOT, 'src'))) return;
-  const result = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: ROOT, encoding: 'utf8' });
-  if (!existsSync(CLI)) throw new Error(`the build failed and there is no dist/cli.js:\n${result.stdout}${result.stderr}`);
+  buildIfStale({ quiet: true });
 }
 
 async function freePort(): Promise<number> {

@@ -5,16 +5,7 @@ import type { InternalAccountType } from './schemas.js';
 
 declare module '../../db/schema.js' {
   interface DB {
-    internal_accounts: {
-      id: string;
-      platform_id: string;
-      customer_id: string | null;
-      type: InternalAccountType;
-      currency: string;
-      funding_reference: string;
-      created_at: Date;
-      updated_at: Date;
-    };
+    internal_accounts: InternalAccountRow;
   }
 }
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { base58CheckEncode, bech32Encode, toWords } from '../../core/encoding.js';
 
 /** Deterministic, well-formed sandbox deposit details derived from a seed (an account id). */
 
@@ -63,67 +64,13 @@ export function evmAddress(seed: string): string {
   return `0x${sha256(`evm:${seed}`).subarray(0, 20).toString('hex')}`;
 }
 
-const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-
-function base58(bytes: Buffer): string {
-  let n = BigInt(`0x${bytes.toString('hex')}`);
-  let out = '';
-  while (n > 0n) {
-    out = BASE58[Number(n % 58n)] + out;
-    n /= 58n;
-  }
-  for (const byte of bytes) {
-    if (byte !== 0) break;
-    out = `1${out}`;
-  }
-  return out;
-}
-
 /** A Tron address: base58check of 0x41 followed by 20 bytes. */
 export function tronAddress(seed: string): string {
   const payload = Buffer.concat([Buffer.from([0x41]), sha256(`tron:${seed}`).subarray(0, 20)]);
-  return base58(Buffer.concat([payload, sha256(sha256(payload)).subarray(0, 4)]));
-}
-
-const BECH32 = 'qpzry9x8gf2tvdw0s3jn54khce6mua7l';
-const BECH32M_CONST = 0x2bc830a3;
-
-function polymod(values: number[]): number {
-  const generators = [0x3b6a57b2, 0x26508e6d, 0x1ea119fa, 0x3d4233dd, 0x2a1462b3];
-  let chk = 1;
-  for (const value of values) {
-    const top = chk >>> 25;
-    chk = ((chk & 0x1ffffff) << 5) ^ value;
-    for (let i = 0; i < 5; i++) if ((top >>> i) & 1) chk ^= generators[i];
-  }
-  return chk >>> 0;
-}
-
-function toWords(bytes: Buffer): number[] {
-  const words: number[] = [];
-  let acc = 0;
-  let bits = 0;
-  for (const byte of bytes) {
-    acc = ((acc << 8) | byte) & 0xfff;
-    bits += 8;
-    while (bits >= 5) {
-      bits -= 5;
-      words.push((acc >>> bits) & 31);
-    }
-  }
-  if (bits > 0) words.push((acc << (5 - bits)) & 31);
-  return words;
-}
-
-function bech32m(hrp: string, data: Buffer): string {
-  const words = toWords(data);
-  const expanded = [...[...hrp].map((c) => c.charCodeAt(0) >> 5), 0, ...[...hrp].map((c) => c.charCodeAt(0) & 31)];
-  const mod = (polymod([...expanded, ...words, 0, 0, 0, 0, 0, 0]) ^ BECH32M_CONST) >>> 0;
-  const checksum = Array.from({ length: 6 }, (_, i) => (mod >>> (5 * (5 - i))) & 31);
-  return `${hrp}1${[...words, ...checksum].map((w) => BECH32[w]).join('')}`;
+  return base58CheckEncode(payload);
 }
 
 /** A Spark regtest address (bech32m, `sprt1…`) over a compressed-key-shaped payload. */
 export function sparkAddress(seed: string): string {
-  return bech32m('sprt', Buffer.concat([Buffer.from([0x02]), sha256(`spark:${seed}`)]));
+  return bech32Encode('sprt', toWords(Buffer.concat([Buffer.from([0x02]), sha256(`spark:${seed}`)])), 'bech32m');
 }

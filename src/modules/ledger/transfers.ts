@@ -3,21 +3,24 @@ import { ServiceError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { isCheckViolation, type Executor, type Trx } from '../../db/database.js';
 
+/** An immutable ledger transfer row. */
+export interface LedgerTransferRow {
+  id: string;
+  platform_id: string;
+  transaction_id: string | null;
+  debit_account_id: string;
+  credit_account_id: string;
+  amount: number;
+  currency: string;
+  state: 'PENDING' | 'POSTED' | 'VOIDED';
+  code: string;
+  created_at: Date;
+  resolved_at: Date | null;
+}
+
 declare module '../../db/schema.js' {
   interface DB {
-    ledger_transfers: {
-      id: string;
-      platform_id: string;
-      transaction_id: string | null;
-      debit_account_id: string;
-      credit_account_id: string;
-      amount: number;
-      currency: string;
-      state: 'PENDING' | 'POSTED' | 'VOIDED';
-      code: string;
-      created_at: Date;
-      resolved_at: Date | null;
-    };
+    ledger_transfers: LedgerTransferRow;
   }
 }
 
@@ -93,15 +96,10 @@ export async function resolvePending(
   }
 }
 
-export interface TransferRow {
-  id: string;
-  debit_account_id: string;
-  credit_account_id: string;
-  amount: number;
-  currency: string;
-  state: 'PENDING' | 'POSTED' | 'VOIDED';
-  code: string;
-}
+export type TransferRow = Pick<
+  LedgerTransferRow,
+  'id' | 'debit_account_id' | 'credit_account_id' | 'amount' | 'currency' | 'state' | 'code'
+>;
 
 export async function transfersOf(ex: Executor, platformId: string, transactionId: string): Promise<TransferRow[]> {
   return ex

@@ -1,21 +1,4 @@
-/** Payment networks a payout can travel on (the reference's PaymentRail values). */
-export const PAYMENT_RAILS = [
-  'ACH',
-  'BANK_TRANSFER',
-  'FAST',
-  'FASTER_PAYMENTS',
-  'FEDNOW',
-  'MOBILE_MONEY',
-  'PAYNOW',
-  'PIX',
-  'RTP',
-  'SEPA',
-  'SEPA_INSTANT',
-  'SPEI',
-  'UPI',
-  'WIRE',
-] as const;
-export type PaymentRail = (typeof PAYMENT_RAILS)[number];
+import type { PaymentRail } from '../accounts/schemas.js';
 
 // The rail a payout in each currency normally uses; anything not listed goes out as a bank transfer.
 const DEFAULT_RAILS: Record<string, PaymentRail> = {

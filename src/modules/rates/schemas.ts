@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { CurrencyCode, CurrencySchema, DateTime, StringEnum } from '../../http/common-schemas.js';
-import { PAYMENT_RAILS } from './corridors.js';
+import { PAYMENT_RAILS } from '../accounts/schemas.js';
 
 const MAX_AMOUNT = 9_000_000_000_000_000;
 

@@ -4,18 +4,7 @@ import type { Permission, TokenListQuery } from './schemas.js';
 
 declare module '../../db/schema.js' {
   interface DB {
-    api_tokens: {
-      id: string;
-      platform_id: string;
-      client_id: string;
-      name: string;
-      permissions: Permission[];
-      secret_salt: string;
-      secret_hash: string;
-      created_at: Date;
-      updated_at: Date;
-      deleted_at: Date | null;
-    };
+    api_tokens: TokenRow;
   }
 }
 

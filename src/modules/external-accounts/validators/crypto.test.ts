@@ -9,7 +9,7 @@ import {
   checkTronAddress,
   eip55Checksum,
 } from './crypto.js';
-import { bech32Decode, bech32Encode } from './encoding.js';
+import { bech32Decode, bech32Encode } from '../../../core/encoding.js';
 import { keccak256 } from './keccak.js';
 
 const ok = (p: unknown) => expect(p).toBeUndefined();

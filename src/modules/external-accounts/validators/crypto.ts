@@ -1,4 +1,4 @@
-import { base58CheckDecode, base58Decode, bech32Decode, isBech32Charset } from './encoding.js';
+import { base58CheckDecode, base58Decode, bech32Decode, isBech32Charset } from '../../../core/encoding.js';
 import { keccak256 } from './keccak.js';
 import { problem, type Problem } from './problem.js';
 

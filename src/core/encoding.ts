@@ -27,6 +27,26 @@ function sha256(data: Uint8Array): Buffer {
   return createHash('sha256').update(data).digest();
 }
 
+/** Encodes bytes in Bitcoin-alphabet base58 (one leading '1' per leading zero byte). */
+export function base58Encode(bytes: Uint8Array): string {
+  let value = BigInt(`0x${Buffer.from(bytes).toString('hex') || '0'}`);
+  let out = '';
+  while (value > 0n) {
+    out = BASE58_ALPHABET[Number(value % 58n)] + out;
+    value /= 58n;
+  }
+  for (const byte of bytes) {
+    if (byte !== 0) break;
+    out = `1${out}`;
+  }
+  return out;
+}
+
+/** Encodes base58check: payload ‖ first 4 bytes of its double SHA-256. */
+export function base58CheckEncode(payload: Uint8Array): string {
+  return base58Encode(Buffer.concat([payload, sha256(sha256(payload)).subarray(0, 4)]));
+}
+
 /** Decodes base58check (payload ‖ first 4 bytes of double SHA-256); undefined on a bad checksum. */
 export function base58CheckDecode(text: string): Uint8Array | undefined {
   const raw = base58Decode(text);
@@ -86,7 +106,24 @@ export function bech32Decode(text: string): Bech32 | undefined {
   return { hrp, words: data.slice(0, -6), variant };
 }
 
-/** Encodes 5-bit words with a checksum (used by tests to build valid addresses). */
+/** Regroups bytes into the 5-bit words bech32 encodes (the last word zero-padded). */
+export function toWords(bytes: Uint8Array): number[] {
+  const words: number[] = [];
+  let acc = 0;
+  let bits = 0;
+  for (const byte of bytes) {
+    acc = ((acc << 8) | byte) & 0xfff;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      words.push((acc >>> bits) & 31);
+    }
+  }
+  if (bits > 0) words.push((acc << (5 - bits)) & 31);
+  return words;
+}
+
+/** Encodes 5-bit words with a checksum. */
 export function bech32Encode(hrp: string, words: number[], variant: Bech32['variant']): string {
   const constant = variant === 'bech32' ? BECH32_CONST : BECH32M_CONST;
   const mod = polymod([...expandHrp(hrp), ...words, 0, 0, 0, 0, 0, 0]) ^ constant;
