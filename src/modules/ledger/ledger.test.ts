@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { insertSystemAccount } from './repository.js';
 
 let t: TestApp;
 let p: TestPlatform;
@@ -138,6 +139,30 @@ describe('ledger transfers', () => {
     );
     const balances = await ledger().balances(db(), [a, b]);
     expect(balances.get(a)!.posted + balances.get(b)!.posted).toBe(2_000);
+  });
+});
+
+describe('system accounts', () => {
+  it('concurrent creations of one system account at the database all succeed', async () => {
+    const q = await t.createPlatform();
+    const account = { id: `LedgerAccount:SYS:${q.platform.id}:EUR:FEES`, platformId: q.platform.id, currency: 'EUR', code: 'FEES' };
+    await Promise.all(Array.from({ length: 20 }, () => insertSystemAccount(db(), account, new Date())));
+    expect(await db().selectFrom('ledger_accounts').select('id').where('id', '=', account.id).execute()).toHaveLength(1);
+  });
+
+  it('concurrent first uses of one system account, even from two processes, all succeed', async () => {
+    const other = await startTestApp();
+    try {
+      const q = await t.createPlatform();
+      const ids = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => (i % 2 ? other : t).corridor.services.ledger.systemAccount(q.platform.id, 'EUR', 'FX')),
+      );
+      expect(new Set(ids).size).toBe(1);
+      const rows = await db().selectFrom('ledger_accounts').select('id').where('id', '=', ids[0]).execute();
+      expect(rows).toHaveLength(1);
+    } finally {
+      await other.close();
+    }
   });
 });
 

@@ -100,6 +100,8 @@ export async function insertSystemAccount(
       created_at: now,
       updated_at: now,
     })
-    .onConflict((oc) => oc.column('id').doNothing())
+    // No conflict target: a concurrent creation of the same account may surface on the primary
+    // key or on the (platform, currency, code) index first; either way it already exists.
+    .onConflict((oc) => oc.doNothing())
     .execute();
 }

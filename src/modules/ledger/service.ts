@@ -36,7 +36,8 @@ type BalanceHook = (trx: Trx, platform: PlatformRef, changes: BalanceChange[]) =
  */
 export function createLedgerService({ database, clock }: LedgerServiceDeps) {
   const hooks: { balancesChanged: BalanceHook[] } = { balancesChanged: [] };
-  const ensuredSystemAccounts = new Set<string>();
+  // System account id → its creation (shared by concurrent callers; kept once it succeeded).
+  const ensuredSystemAccounts = new Map<string, Promise<void>>();
 
   async function notify(trx: Trx, platform: PlatformRef, changes: BalanceChange[]): Promise<BalanceChange[]> {
     if (changes.length > 0) for (const hook of hooks.balancesChanged) await hook(trx, platform, changes);
@@ -49,9 +50,13 @@ export function createLedgerService({ database, clock }: LedgerServiceDeps) {
    */
   async function systemAccount(platformId: string, currency: string, code: SystemAccountCode): Promise<string> {
     const id = `LedgerAccount:SYS:${platformId}:${currency}:${code}`;
-    if (ensuredSystemAccounts.has(id)) return id;
-    await repo.insertSystemAccount(database.db, { id, platformId, currency, code }, new Date(clock.realNowMs()));
-    ensuredSystemAccounts.add(id);
+    let ensured = ensuredSystemAccounts.get(id);
+    if (!ensured) {
+      ensured = repo.insertSystemAccount(database.db, { id, platformId, currency, code }, new Date(clock.realNowMs()));
+      ensuredSystemAccounts.set(id, ensured);
+      ensured.catch(() => ensuredSystemAccounts.delete(id));
+    }
+    await ensured;
     return id;
   }
 
