@@ -158,6 +158,12 @@ function apiClient(target) {
       }
       return { status: response.status, body: parsed };
     },
+    /** A multipart/form-data request (`form` is a FormData); fetch sets the content type. */
+    async form(method, path, form) {
+      const response = await fetch(`${target.origin}${target.basePath}${path}`, { method, headers: target.headers, body: form });
+      const text = await response.text();
+      return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    },
   };
 }
 

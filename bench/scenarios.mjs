@@ -20,6 +20,7 @@
 
 import { quoteScenarios } from './scenarios/quotes.mjs';
 import { signedRetryScenario } from './scenarios/signed-retry.mjs';
+import { BENCH_ADDRESS, verifyCustomer } from './scenarios/verification.mjs';
 
 const JSON_BODY = { 'content-type': 'application/json' };
 
@@ -57,8 +58,9 @@ export async function createMany(ctx, count, concurrency, make) {
  */
 function transferAccounts(ctx) {
   return ctx.once('transfer-accounts', async () => {
-    const customer = await ctx.api.request('POST', '/customers', customerBody(`${ctx.runId}-transfers`));
+    const customer = await ctx.api.request('POST', '/customers', { ...customerBody(`${ctx.runId}-transfers`), address: BENCH_ADDRESS });
     if (customer.status !== 201) throw new Error(`transfer set-up: POST /customers → HTTP ${customer.status}`);
+    await verifyCustomer(ctx, customer.body.id);
     const accounts = await ctx.api.request('GET', `/customers/internal-accounts?customerId=${encodeURIComponent(customer.body.id)}&currency=USD`);
     const source = accounts.body?.data?.[0]?.id;
     if (!source) throw new Error('transfer set-up: the customer has no USD internal account');

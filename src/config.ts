@@ -1,3 +1,6 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 /**
  * Environment → typed, validated configuration. Every variable is checked at start; a bad value
  * throws a ConfigError naming the variable so `corridor start` can exit non-zero with a clear line.
@@ -44,6 +47,18 @@ export interface Config {
   sessionLifetimeSeconds: number;
   /** 32-byte key (64 hex characters) that encrypts wallet secrets at rest; unset: a development key. */
   walletEncryptionKey?: string;
+  /** Domain of the sandbox's simulated UMA counterparties (`$success.usd@…`); lower case, optionally with a port. */
+  sandboxUmaDomain: string;
+  /** Where uploaded verification documents are stored (DOCUMENTS_DIR, else DATA_DIR/documents; a temp dir when DATA_DIR=memory). */
+  documentsDir: string;
+  /** Largest accepted verification document file. */
+  documentMaxBytes: number;
+  /** Largest accepted bulk customer CSV file. */
+  bulkImportMaxBytes: number;
+  /** Most data rows in one bulk customer CSV file. */
+  bulkImportMaxRows: number;
+  /** The operator's hosted KYC page that `GET /customers/kyc-link` links to; unset: `<PUBLIC_URL>/kyc`. */
+  kycLinkUrl?: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -87,6 +102,15 @@ function emailAddress(env: Env, name: string, fallback: string): string {
     throw new ConfigError(name, `must be an email address, optionally as "Name <address>", got "${raw}"`);
   }
   return raw.trim();
+}
+
+function domainName(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw.length > 253 || !/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?$/i.test(raw)) {
+    throw new ConfigError(name, `must be a domain name, optionally with a port (e.g. sandbox.uma.money), got "${raw}"`);
+  }
+  return raw.toLowerCase();
 }
 
 function hexKey(env: Env, name: string): string | undefined {
@@ -139,5 +163,11 @@ export function loadConfig(env: Env = process.env): Config {
     smtpFrom: emailAddress(env, 'SMTP_FROM', 'Corridor <no-reply@corridor.localhost>'),
     sessionLifetimeSeconds: integer(env, 'SESSION_LIFETIME_SECONDS', 900, 60, 86_400),
     walletEncryptionKey: hexKey(env, 'WALLET_ENCRYPTION_KEY'),
+    sandboxUmaDomain: domainName(env, 'SANDBOX_UMA_DOMAIN', 'sandbox.uma.money'),
+    documentsDir: env.DOCUMENTS_DIR || (dataDir === 'memory' ? join(tmpdir(), 'corridor-documents') : join(dataDir, 'documents')),
+    documentMaxBytes: integer(env, 'DOCUMENT_MAX_BYTES', 10 * 1_048_576, 1024, 100 * 1_048_576),
+    bulkImportMaxBytes: integer(env, 'BULK_IMPORT_MAX_BYTES', 5 * 1_048_576, 1024, 100 * 1_048_576),
+    bulkImportMaxRows: integer(env, 'BULK_IMPORT_MAX_ROWS', 10_000, 1, 1_000_000),
+    kycLinkUrl: url(env, 'KYC_LINK_URL', ['http:', 'https:']),
   };
 }

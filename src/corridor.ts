@@ -7,13 +7,20 @@ import { buildHttpApp } from './http/app.js';
 import { pruneIdempotencyKeys } from './http/idempotency.js';
 import { createServices, type Services } from './services.js';
 
-export interface Corridor {
+/** Database, services and logger: what CLI commands need (no HTTP app, no workers). */
+export interface CorridorCore {
   config: Config;
   database: Database;
   services: Services;
-  app: Awaited<ReturnType<typeof buildHttpApp>>;
   log: Logger;
-  /** Starts the background workers (job runner, maintenance). */
+  clock: Clock;
+  /** Closes the database when this instance opened it. */
+  close(): Promise<void>;
+}
+
+export interface Corridor extends CorridorCore {
+  app: Awaited<ReturnType<typeof buildHttpApp>>;
+  /** Starts the background workers (job runner, webhook delivery, maintenance). */
   startWorkers(): void;
   /** Stops workers and the HTTP server; closes the database when this instance opened it. */
   close(): Promise<void>;
@@ -31,33 +38,48 @@ export interface CorridorOptions {
 
 const MAINTENANCE_INTERVAL_MS = 10 * 60_000;
 
-/** The composition root: opens the database, migrates, builds services and the HTTP app. */
-export async function createCorridor(options: CorridorOptions): Promise<Corridor> {
+function createLogger(options: CorridorOptions): Logger {
+  if (options.logger) return options.logger;
+  return pino(
+    {
+      level: options.logger === false ? 'silent' : options.config.logLevel,
+      redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.clientSecret', '*.otp', '*.accessToken'], censor: '[redacted]' },
+    },
+    options.logDestination,
+  );
+}
+
+/** Opens the database, migrates and builds the services. */
+export async function createCore(options: CorridorOptions): Promise<CorridorCore> {
   const { config } = options;
-  const log =
-    options.logger ||
-    pino(
-      {
-        level: config.logLevel,
-        redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.clientSecret', '*.otp', '*.accessToken'], censor: '[redacted]' },
-      },
-      options.logDestination,
-    );
+  const log = createLogger(options);
   const ownsDatabase = !options.database;
   const database = options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize }));
   await migrateToLatest(database.db);
   const clock = options.clock ?? systemClock;
-  const deps = { config, database, clock, log };
-  const services = createServices(deps);
-  const app = await buildHttpApp(deps, services, { logger: options.logger === false ? false : log });
-  let maintenance: NodeJS.Timeout | undefined;
-
+  const services = createServices({ config, database, clock, log });
   return {
     config,
     database,
     services,
-    app,
     log,
+    clock,
+    close: async () => {
+      if (ownsDatabase) await database.close();
+    },
+  };
+}
+
+/** The composition root of a server: the core plus the HTTP app and the background workers. */
+export async function createCorridor(options: CorridorOptions): Promise<Corridor> {
+  const core = await createCore(options);
+  const { config, database, services, log, clock } = core;
+  const app = await buildHttpApp({ config, database, clock, log }, services, { logger: options.logger === false ? false : log });
+  let maintenance: NodeJS.Timeout | undefined;
+
+  return {
+    ...core,
+    app,
     startWorkers() {
       services.jobs.start();
       services.webhooks.start();
@@ -70,7 +92,7 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
       await services.jobs.stop();
       await services.webhooks.stop();
       await app.close();
-      if (ownsDatabase) await database.close();
+      await core.close();
     },
   };
 }

@@ -19,6 +19,13 @@ import { createTransferService } from './modules/transfers/service.js';
 import { createIncomingPayments } from './modules/transactions/incoming.js';
 import { createTransactionService } from './modules/transactions/service.js';
 import { createQuoteService, payloadToSignOf } from './modules/quotes/service.js';
+import { createUmaService } from './modules/uma/service.js';
+import { API_PREFIX } from './http/app.js';
+import { createSenderGate } from './modules/compliance/sender-gate.js';
+import { createComplianceService } from './modules/compliance/service.js';
+import { createCustomerImport } from './modules/customer-import/service.js';
+import { createInvitationService } from './modules/invitations/service.js';
+import { createAgentService } from './modules/agents/service.js';
 
 export interface CoreDeps {
   config: Config;
@@ -59,8 +66,29 @@ export function createServices(deps: CoreDeps) {
     if (platform) await incomingPayments.onWebhookAnswer(platform, info);
   });
   const sandbox = createSandboxService({ database, ledger, accounts });
-  const transfers = createTransferService({ database, clock, log, ledger, transactions, accounts, externalAccounts, customers, platforms, jobs });
+  // The send rule (unverified customers of non-regulated platforms cannot send), for quotes and transfers.
+  const senderGate = createSenderGate(customers);
+  const transfers = createTransferService({ database, clock, log, ledger, transactions, accounts, externalAccounts, customers, platforms, jobs, senderGate });
   transfers.registerJobs();
+  // UMA: the quotes service (built next) takes its destination handler and gives it lookups and delivery resumption.
+  const uma = createUmaService({
+    database,
+    clock,
+    log,
+    sandboxUmaDomain: config.sandboxUmaDomain,
+    sealer: walletKeys,
+    jobs,
+    platforms,
+    customers,
+    accounts,
+    externalAccounts,
+    rates,
+    incomingPayments,
+    transactions,
+    transfers: () => transfers,
+    quotes: () => quotes,
+  });
+  uma.registerJobs();
 
   const quotes = createQuoteService({
     database,
@@ -72,7 +100,9 @@ export function createServices(deps: CoreDeps) {
     externalAccounts,
     customers,
     rates,
+    senderGate,
     quoteLifetimeMs: config.quoteLifetimeSeconds * 1000,
+    destinationHandlers: [uma.destinationHandler],
     // Embedded-wallet sources: the execute request must carry a session signature over the
     // quote's payloadToSign.
     executeAuthorizer: {
@@ -87,7 +117,28 @@ export function createServices(deps: CoreDeps) {
   });
   quotes.registerJobs(jobs, (id) => platforms.get(id));
 
-  return { jobs, platforms, webhooks, tokens, ledger, accounts, customers, discovery, externalAccounts, rates, wallets, transactions, incomingPayments, sandbox, transfers, quotes };
+  const wakeWebhooks = () => webhooks.wake();
+  const invitations = createInvitationService({ database, clock, customers, platforms, urlBase: `${config.publicUrl}${API_PREFIX}/invitations/`, wakeWebhooks });
+  invitations.registerJobs(jobs);
+  const compliance = createComplianceService({
+    database,
+    clock,
+    log,
+    customers,
+    platforms,
+    documentsDir: config.documentsDir,
+    documentMaxBytes: config.documentMaxBytes,
+    kycLinkBase: config.kycLinkUrl ?? `${config.publicUrl}/kyc`,
+    wakeWebhooks,
+  });
+  const customerImport = createCustomerImport({ database, clock, log, customers, platforms, maxBytes: config.bulkImportMaxBytes, maxRows: config.bulkImportMaxRows, wakeWebhooks });
+  customerImport.registerJobs(jobs);
+
+  const agents = createAgentService({ database, clock, platforms, customers, accounts, externalAccounts, rates, quotes, transfers, transactions });
+  transactions.hooks.transitioned.push(agents.onTransactionChanged);
+  customers.hooks.deleted.push(agents.deleteCustomerAgents);
+
+  return { jobs, platforms, webhooks, tokens, ledger, accounts, customers, discovery, externalAccounts, rates, wallets, transactions, incomingPayments, sandbox, transfers, quotes, agents, invitations, compliance, customerImport, uma };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -16,6 +16,7 @@ import { terminalAmong } from '../src/modules/transactions/repository.js';
 import { sharedTestDatabase } from './support/db.js';
 // @ts-expect-error plain ESM helper without type declarations
 import { buildIfStale } from '../scripts/build.mjs';
+import { ADDRESS, PDF } from './support/verification.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const CLI = join(ROOT, 'dist/cli.js');
@@ -122,9 +123,20 @@ async function call(server: Server, method: string, path: string, body?: unknown
   return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }
 
+/** The start-up sandbox platform is not a regulated institution: its customers send once verified. */
+async function verify(server: Server, customerId: string): Promise<void> {
+  const form = new FormData();
+  for (const [name, value] of Object.entries({ documentHolder: customerId, documentType: 'PASSPORT', country: 'US' })) form.set(name, value);
+  form.set('file', new Blob([PDF], { type: 'application/pdf' }), 'passport.pdf');
+  const document = await fetch(`${server.origin}/2025-10-13/documents`, { method: 'POST', headers: { authorization: AUTH }, body: form });
+  expect(document.status).toBe(201);
+  expect((await call(server, 'POST', '/verifications', { customerId })).body.verificationStatus).toBe('APPROVED');
+}
+
 async function setUp(server: Server) {
-  const customer = await call(server, 'POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Crash Test', region: 'US' });
+  const customer = await call(server, 'POST', '/customers', { customerType: 'INDIVIDUAL', fullName: 'Crash Test', region: 'US', birthDate: '1985-06-30', address: ADDRESS });
   expect(customer.status).toBe(201);
+  await verify(server, customer.body.id);
   const usd = (await call(server, 'GET', `/customers/internal-accounts?customerId=${encodeURIComponent(customer.body.id)}&currency=USD`)).body.data[0].id as string;
   expect((await call(server, 'POST', `/sandbox/internal-accounts/${usd}/fund`, { amount: TRANSFERS * AMOUNT })).status).toBe(200);
   const externals: Record<string, string> = {};

@@ -4,6 +4,8 @@
 // the payout; the job runner completes it a second later (posting the legs) in the background.
 // Targets (quoteTargets) are checked by bench/targets.mjs.
 
+import { BENCH_ADDRESS, verifyCustomer } from './verification.mjs';
+
 const JSON_BODY = { 'content-type': 'application/json' };
 const ISSUE = 'money movement';
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
@@ -26,8 +28,10 @@ async function payer(ctx, i) {
     fullName: 'Bench Quoter',
     birthDate: '1990-01-15',
     nationality: 'US',
+    address: BENCH_ADDRESS,
   });
   if (customer.status !== 201) fail('POST /customers', customer);
+  await verifyCustomer(ctx, customer.body.id);
   const accounts = await ctx.api.request('GET', `/customers/internal-accounts?customerId=${encodeURIComponent(customer.body.id)}&currency=EUR`);
   const source = accounts.body?.data?.find((a) => a.type !== 'EMBEDDED_WALLET')?.id;
   if (!source) throw new Error('quote set-up: the customer has no EUR internal account');

@@ -1,11 +1,12 @@
 import { parseArgs } from 'node:util';
 import { createPlatformWithToken, ensureSandboxPlatform, type SandboxBootstrap } from '../bootstrap.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { createCorridor, type Corridor } from '../corridor.js';
+import { createCore, createCorridor, type CorridorCore } from '../corridor.js';
 import { openDatabase } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { API_PREFIX } from '../http/app.js';
 import { PERMISSIONS, type Permission } from '../modules/tokens/schemas.js';
+import { VERIFICATION_STATES, type VerificationState } from '../modules/compliance/schemas.js';
 
 const USAGE = `Usage: corridor <command> [options]
 
@@ -17,6 +18,10 @@ Commands:
   token create --platform ID [--name NAME] [--permissions VIEW,TRANSACT,MANAGE] [--json]
                                           create an API token for a platform
   ledger verify [--platform ID] [--json]  check the ledger's invariants; exits 1 on any problem
+  verification list [--platform ID] [--status STATUS] [--json]
+                                          list verifications (default: those waiting for review)
+  verification resolve --id ID --status APPROVED|REJECTED [--reason TEXT] [--json]
+                                          decide a verification waiting for manual review
 
 Configuration comes from the environment (PORT, HOST, DATABASE_URL, DATA_DIR, LOG_LEVEL, ...);
 see the README.`;
@@ -40,8 +45,9 @@ function out(line = ''): void {
   io.out(line);
 }
 
-async function withCorridor<T>(config: Config, work: (corridor: Corridor) => Promise<T>): Promise<T> {
-  const corridor = await createCorridor({ config: { ...config, logLevel: 'warn' } });
+/** Runs a command against the database and services, without the HTTP app or workers. */
+async function withCorridor<T>(config: Config, work: (corridor: CorridorCore) => Promise<T>): Promise<T> {
+  const corridor = await createCore({ config: { ...config, logLevel: 'warn' } });
   try {
     return await work(corridor);
   } finally {
@@ -180,6 +186,25 @@ async function ledgerVerify(config: Config, args: string[]): Promise<number> {
   });
 }
 
+async function verificationList(config: Config, args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { platform: { type: 'string' }, status: { type: 'string', default: 'PENDING_MANUAL_REVIEW' }, json: { type: 'boolean', default: false } } });
+  if (!(VERIFICATION_STATES as readonly string[]).includes(values.status)) throw new UsageError(`--status must be one of ${VERIFICATION_STATES.join(', ')}`);
+  const status = values.status as VerificationState;
+  const page = await withCorridor(config, (c) => c.services.compliance.verifications.listAll(values.platform, status));
+  if (values.json) return out(JSON.stringify(page));
+  for (const v of page) out(`${v.id}  ${v.customerId}  ${v.verificationStatus}  ${v.createdAt}`);
+  out(`${page.length} verification(s) ${status}`);
+}
+
+async function verificationResolve(config: Config, args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { id: { type: 'string' }, status: { type: 'string' }, reason: { type: 'string' }, json: { type: 'boolean', default: false } } });
+  if (!values.id) throw new UsageError('verification resolve needs --id');
+  if (values.status !== 'APPROVED' && values.status !== 'REJECTED') throw new UsageError('verification resolve needs --status APPROVED or REJECTED');
+  const decision = values.status;
+  const view = await withCorridor(config, (c) => c.services.compliance.verifications.resolve(values.id!, decision, values.reason));
+  out(values.json ? JSON.stringify(view) : `${view.id} is ${view.verificationStatus} (customer ${view.customerId})`);
+}
+
 export async function runCli(argv: string[], cliIo: Partial<CliIo> = {}): Promise<number> {
   io = { ...io, ...cliIo };
   const [command, sub, ...rest] = argv;
@@ -194,6 +219,8 @@ export async function runCli(argv: string[], cliIo: Partial<CliIo> = {}): Promis
     else if (command === 'platform' && sub === 'create') await platformCreate(config, rest);
     else if (command === 'token' && sub === 'create') await tokenCreate(config, rest);
     else if (command === 'ledger' && sub === 'verify') return await ledgerVerify(config, rest);
+    else if (command === 'verification' && sub === 'list') await verificationList(config, rest);
+    else if (command === 'verification' && sub === 'resolve') await verificationResolve(config, rest);
     else throw new UsageError(`unknown command: ${argv.join(' ')}`);
     return 0;
   } catch (error) {

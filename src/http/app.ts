@@ -6,7 +6,12 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { migrationsApplied } from '../db/migrate.js';
 import { accountRoutes } from '../modules/accounts/routes.js';
+import { agentRoutes } from '../modules/agents/routes-agent.js';
+import { agentPlatformRoutes } from '../modules/agents/routes-platform.js';
 import { customerRoutes } from '../modules/customers/routes.js';
+import { complianceRoutes } from '../modules/compliance/routes.js';
+import { customerImportRoutes } from '../modules/customer-import/routes.js';
+import { invitationRoutes } from '../modules/invitations/routes.js';
 import { discoveryRoutes } from '../modules/discovery/routes.js';
 import { externalAccountRoutes } from '../modules/external-accounts/routes.js';
 import { platformRoutes } from '../modules/platform/routes.js';
@@ -18,6 +23,7 @@ import { tokenRoutes } from '../modules/tokens/routes.js';
 import { transferRoutes } from '../modules/transfers/routes.js';
 import { walletRoutes } from '../modules/wallets/routes.js';
 import { webhookRoutes } from '../modules/webhooks/routes.js';
+import { umaProtocolRoutes, umaRoutes } from '../modules/uma/routes.js';
 import type { CoreDeps, Services } from '../services.js';
 import { installAuth } from './auth.js';
 import { ErrorEnvelope } from './common-schemas.js';
@@ -44,6 +50,13 @@ function registerApi(api: Api, services: Services): void {
   transactionRoutes(api, services);
   sandboxRoutes(api, services);
   transferRoutes(api, services);
+  umaRoutes(api, services);
+  invitationRoutes(api, services);
+  complianceRoutes(api, services);
+  // CSV upload is multipart: its parser lives in a scope of its own.
+  void api.register(async (scope) => customerImportRoutes(scope as unknown as Api, services));
+  agentPlatformRoutes(api, services);
+  agentRoutes(api, services);
 }
 
 export async function buildHttpApp(deps: CoreDeps, services: Services, options: { logger: Logger | false }): Promise<FastifyInstance> {
@@ -108,9 +121,12 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
     }
   });
 
+  // UMA protocol endpoints: outside the API prefix, authenticated by UMA signatures (docs/uma.md).
+  umaProtocolRoutes(app, services.uma);
+
   await app.register(
     async (api) => {
-      installAuth(api, { tokens: services.tokens, platforms: services.platforms });
+      installAuth(api, { tokens: services.tokens, platforms: services.platforms, agents: () => services.agents.authenticator });
       installIdempotency(api, { database: deps.database, clock: deps.clock });
       registerApi(api as unknown as Api, services);
     },

@@ -35,6 +35,7 @@ const STATUS_TEXT: Record<number, string> = {
   404: 'Not found',
   409: 'Conflict with the current state',
   410: 'Gone',
+  412: 'The counterparty does not support this UMA version',
   413: 'Request body too large',
   422: 'Idempotency key reused with a different request',
   424: 'A counterparty failed',

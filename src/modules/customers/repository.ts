@@ -69,6 +69,18 @@ export async function findCustomer(ex: Executor, platformId: string, id: string,
   return query.executeTakeFirst();
 }
 
+/** The non-deleted customer with this UMA address (case-insensitive) or platformCustomerId. */
+export async function findActiveCustomerBy(
+  ex: Executor,
+  platformId: string,
+  by: { umaAddress: string } | { platformCustomerId: string },
+): Promise<CustomerRow | undefined> {
+  let query = ex.selectFrom('customers').selectAll().where('platform_id', '=', platformId).where('is_deleted', '=', false);
+  if ('umaAddress' in by) query = query.where(sql<boolean>`lower(uma_address) = lower(${by.umaAddress})`);
+  else query = query.where('platform_customer_id', '=', by.platformCustomerId);
+  return query.executeTakeFirst();
+}
+
 export type CustomerChanges = Partial<Pick<CustomerRow, 'uma_address' | 'email' | 'currencies' | 'kyc_status' | 'kyb_status' | 'details'>>;
 
 export async function updateCustomer(trx: Trx, id: string, changes: CustomerChanges, now: Date): Promise<CustomerRow> {

@@ -5,7 +5,7 @@ import type { Platform } from '../platform/service.js';
 import type { Address, BusinessInfo } from './schemas.js';
 
 /** `$user@domain`: user 1-64 of a-z 0-9 . _ + - ; domain a host name, optionally with a port. */
-const UMA_ADDRESS = /^\$[a-z0-9._+-]{1,64}@[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?$/i;
+export const UMA_ADDRESS = /^\$[a-z0-9._+-]{1,64}@[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?$/i;
 
 export function checkUmaAddress(address: string | undefined): void {
   if (address === undefined || UMA_ADDRESS.test(address)) return;

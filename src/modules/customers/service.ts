@@ -225,6 +225,25 @@ export function createCustomerService({ database, clock, accounts }: CustomerSer
     return toCustomer(row);
   }
 
+  /**
+   * Sets the customer's verification status (kycStatus of individuals, kybStatus of businesses)
+   * in the caller's transaction; `changed` is false when it already had that status.
+   */
+  async function setVerificationStatus(trx: Trx, platform: PlatformRef, customerId: string, status: VerificationStatus) {
+    const current = await repo.findCustomer(trx, platform.id, customerId, true);
+    if (!current) throw new ServiceError('USER_NOT_FOUND', 'customer not found');
+    const column = current.customer_type === 'INDIVIDUAL' ? 'kyc_status' : 'kyb_status';
+    if (current[column] === status) return { changed: false, customer: present(toCustomer(current)) };
+    const updated = await repo.updateCustomer(trx, customerId, { [column]: status }, clock.now(platform));
+    return { changed: true, customer: present(toCustomer(updated)) };
+  }
+
+  /** The non-deleted customer with this UMA address or platformCustomerId, if any. */
+  async function findActive(ex: Executor, platformId: string, by: { umaAddress: string } | { platformCustomerId: string }) {
+    const row = await repo.findActiveCustomerBy(ex, platformId, by);
+    return row && toCustomer(row);
+  }
+
   return {
     /** What other domains do when a customer is deleted, in the same transaction. */
     hooks,
@@ -234,6 +253,8 @@ export function createCustomerService({ database, clock, accounts }: CustomerSer
     update,
     remove,
     requireCustomer,
+    setVerificationStatus,
+    findActive,
     present,
     /** Ids of the platform's customers that are not deleted. */
     activeIds: (ex: Executor, platformId: string) => repo.activeCustomerIds(ex, platformId),

@@ -105,6 +105,19 @@ function checkLimits(priced: PricedQuote, limits: { sending: CurrencyConfigInput
   check('receiving', priced.totalReceivingAmount, limits.receiving);
 }
 
+/** What the receiver itself accepts (UMA receivers state it in their lookup), on the receiving amount. */
+function checkReceiverLimits(priced: PricedQuote, destination: ResolvedDestination): void {
+  const limits = destination.receivingLimits;
+  if (!limits) return;
+  const amount = priced.totalReceivingAmount;
+  if (amount >= limits.min && amount <= limits.max) return;
+  const [constraint, bound] = amount < limits.min ? ['minimum', limits.min] : ['maximum', limits.max];
+  const message = `the receiver accepts ${limits.min} to ${limits.max} ${destination.currency} (smallest unit); this quote delivers ${amount}`;
+  throw new ServiceError('AMOUNT_OUT_OF_RANGE', message, {
+    details: { [`${constraint}Amount`]: bound, currency: destination.currency, errors: [{ field: 'lockedCurrencyAmount', constraint, message }] },
+  });
+}
+
 export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExecution, handlers: Map<string, QuoteDestinationHandler>) {
   const { database, clock, customers, accounts, rates, transactions, ledger } = deps;
 
@@ -250,6 +263,7 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
       input.source.sourceType === 'ACCOUNT' ? accountSource(ctx, ex, input.source) : realtimeSource(ctx, ex, input.source),
       resolveDestination(ctx, ex, input),
     ]);
+    if (source.customer) deps.senderGate.check(ctx.platform, source.customer);
     checkCombination(input, source, destination);
     const destinationField = input.destination.destinationType === 'ACCOUNT' ? 'destination.accountId' : 'destination.currency';
     const limits = checkCurrencies(ctx.platform, source, destination, destinationField);
@@ -260,6 +274,7 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
       amount: input.lockedCurrencyAmount,
     });
     checkLimits(priced, limits);
+    checkReceiverLimits(priced, destination);
     checkPayerData(destination.requiredPayerDataFields, input, source.customer);
     return { source, destination, priced };
   }

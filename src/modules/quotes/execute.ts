@@ -50,10 +50,12 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
   const authorizer = deps.executeAuthorizer;
   const recent = createRecentQuotes();
 
-  const statusAfterClaim = (q: QuoteRecord): QuoteStatus => (q.delivery.kind === 'RAIL' ? 'PROCESSING' : 'COMPLETED');
+  const statusAfterClaim = (q: QuoteRecord): QuoteStatus => (q.delivery.kind === 'INTERNAL' ? 'COMPLETED' : 'PROCESSING');
+  /** Delivers UMA_ADDRESS destinations (the UMA module's handler, when it is plugged in). */
+  const umaDelivery = deps.destinationHandlers?.find((h) => h.destinationType === 'UMA_ADDRESS' && h.deliver);
 
   function recoveryJob(q: QuoteRecord, now: Date): JobInsert | null {
-    if (q.delivery.kind !== 'RAIL') return null;
+    if (q.delivery.kind === 'INTERNAL') return null;
     return { kind: RECOVERY_JOB, payload: { quoteId: q.id }, runAt: new Date(now.getTime() + RECOVERY_DELAY_MS) };
   }
 
@@ -63,7 +65,7 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
    * account serializes every payment from it, so the lock should be held as briefly as possible.
    */
   async function startExecution(trx: Trx, platform: PlatformRef, q: QuoteRecord, accounts: QuoteAccounts): Promise<void> {
-    const payout = q.delivery.kind === 'RAIL';
+    const payout = q.delivery.kind !== 'INTERNAL';
     if (payout) await transactions.transition(trx, platform, q.transactionId, 'PROCESSING');
     else await transactions.transition(trx, platform, q.transactionId, 'COMPLETED', { settledAt: clock.now(platform) });
     await ledger.record(trx, platform, executionLegs(q, accounts, payout), q.transactionId);
@@ -92,6 +94,7 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
    * PROCESSING for the recovery job (rethrown when the recovery job itself is calling).
    */
   async function continueExecution(platform: PlatformRef, q: QuoteRecord, accounts: QuoteAccounts, rethrow = false): Promise<QuoteRecord> {
+    if (q.delivery.kind === 'UMA') return continueUmaDelivery(platform, q, accounts, rethrow);
     if (q.delivery.kind !== 'RAIL' || q.status !== 'PROCESSING') return q;
     let plan: RailPlan;
     try {
@@ -111,6 +114,21 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
       return q;
     }
     return outcomes.applyPlan(platform, q, plan, accounts);
+  }
+
+  /** Like a rail payout, but the UMA handler delivers; null means "not known yet, it will resume". */
+  async function continueUmaDelivery(platform: PlatformRef, q: QuoteRecord, accounts: QuoteAccounts, rethrow: boolean): Promise<QuoteRecord> {
+    if (q.status !== 'PROCESSING') return q;
+    if (!umaDelivery?.deliver) return outcomes.failInitiation(platform, q, 'NO_RAIL_CONFIGURED', accounts);
+    let plan: RailPlan | null;
+    try {
+      plan = await umaDelivery.deliver(platform as Platform, q);
+    } catch (error) {
+      if (rethrow) throw error;
+      deps.log?.warn({ err: error, quoteId: q.id }, 'UMA delivery failed unexpectedly; the recovery job will retry');
+      return q;
+    }
+    return plan ? outcomes.applyPlan(platform, q, plan, accounts) : q;
   }
 
   /**
@@ -136,6 +154,7 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
       throw new ServiceError('INVALID_INPUT', 'a real-time funded quote executes when its funds arrive (pay the paymentInstructions; POST /sandbox/send in the sandbox)');
     }
     refuseUnlessExecutable(q, clock.now(platform));
+    if (q.customerId) await deps.senderGate.checkId(database.db, platform, q.customerId);
     if (q.debitAccountType === 'EMBEDDED_WALLET') await authorizer.authorize(ctx, q, headers);
     const accounts = await quoteAccounts(ledger, platform, q);
     let claimed: QuoteRecord | undefined;
@@ -149,7 +168,7 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
   /** The recovery job: initiates the payout if the executing request never got to. */
   async function recover(platform: PlatformRef, quoteId: string): Promise<void> {
     const q = await repo.findQuote(database.db, platform.id, quoteId);
-    if (!q || q.status !== 'PROCESSING' || q.railPlan || q.delivery.kind !== 'RAIL') return;
+    if (!q || q.status !== 'PROCESSING' || q.railPlan || q.delivery.kind === 'INTERNAL') return;
     await continueExecution(platform, q, await quoteAccounts(ledger, platform, q), true);
   }
 

@@ -10,7 +10,7 @@ export interface QuoteAccounts {
   /** FX liquidity in the sending and the receiving currency. */
   fxSending: string;
   fxReceiving: string;
-  /** Credited: RAIL_SETTLEMENT of the receiving currency (payouts) or the destination internal account. */
+  /** Credited: RAIL_SETTLEMENT (payouts) or UMA_SETTLEMENT (UMA payments) of the receiving currency, or the destination internal account. */
   destination: string;
 }
 
@@ -25,7 +25,9 @@ export async function quoteAccounts(ledger: LedgerService, platform: PlatformRef
     ledger.systemAccount(platform.id, q.sendingCurrency, 'FEES'),
     ledger.systemAccount(platform.id, q.sendingCurrency, 'FX'),
     ledger.systemAccount(platform.id, q.receivingCurrency, 'FX'),
-    q.delivery.kind === 'INTERNAL' ? q.delivery.accountId : ledger.systemAccount(platform.id, q.receivingCurrency, 'RAIL_SETTLEMENT'),
+    q.delivery.kind === 'INTERNAL'
+      ? q.delivery.accountId
+      : ledger.systemAccount(platform.id, q.receivingCurrency, q.delivery.kind === 'UMA' ? 'UMA_SETTLEMENT' : 'RAIL_SETTLEMENT'),
   ]);
   return { source, fees, fxSending, fxReceiving, destination };
 }
@@ -39,7 +41,7 @@ export function executionLegs(q: QuoteRecord, a: QuoteAccounts, pending: boolean
   const legs: Leg[] = [];
   if (q.feesIncluded > 0) legs.push({ debit: a.source, credit: a.fees, amount: q.feesIncluded, pending, code: 'FEE' });
   legs.push({ debit: a.source, credit: a.fxSending, amount: q.totalSendingAmount - q.feesIncluded, pending, code: 'FX' });
-  legs.push({ debit: a.fxReceiving, credit: a.destination, amount: q.totalReceivingAmount, pending, code: q.delivery.kind === 'RAIL' ? 'PAYOUT' : 'FX' });
+  legs.push({ debit: a.fxReceiving, credit: a.destination, amount: q.totalReceivingAmount, pending, code: q.delivery.kind === 'INTERNAL' ? 'FX' : 'PAYOUT' });
   return legs;
 }
 

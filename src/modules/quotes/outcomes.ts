@@ -32,9 +32,12 @@ export function refund(status: Refund['status'], reason: Refund['reason'], now: 
   return { reference: newReference('RF'), initiatedAt: now.toISOString(), ...(status === 'COMPLETED' && { settledAt: now.toISOString() }), status, reason };
 }
 
+/** Failures before the payment started: an UMA receiver that could not be reached or refused the pay request. */
+const NOT_STARTED: FailureReason[] = ['LNURLP_FAILED', 'PAY_REQUEST_FAILED'];
+
 /** A failed payout whose hold was released: the sender has the money back at once. */
-function refundAfterFailure(detail: FailureDetail, now: Date): Refund | null {
-  if (EXECUTION_FAILURES.includes(detail)) return null;
+function refundAfterFailure(detail: FailureDetail, now: Date, reason?: FailureReason): Refund | null {
+  if (EXECUTION_FAILURES.includes(detail) || (reason && NOT_STARTED.includes(reason))) return null;
   return refund('COMPLETED', detail === 'USER_CANCELLATION' ? 'USER_CANCELLATION' : 'TRANSACTION_FAILED', now);
 }
 
@@ -67,7 +70,7 @@ export function createQuoteOutcomes(deps: QuoteServiceDeps) {
         await ledger.resolve(trx, platform, { transactionId }, 'POST');
         return;
       case 'FAILED':
-        await failTransaction(trx, platform, q, failureReasonFor(event.detail), event.detail, refundAfterFailure(event.detail, now));
+        await failTransaction(trx, platform, q, event.reason ?? failureReasonFor(event.detail), event.detail, refundAfterFailure(event.detail, now, event.reason));
         await ledger.resolve(trx, platform, { transactionId }, 'VOID');
         return;
       case 'RETURNED':

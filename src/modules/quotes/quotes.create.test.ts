@@ -196,14 +196,13 @@ describe('POST /quotes: bad input', () => {
     expect(res.body.details.errors[0]).toMatchObject({ field: 'source.accountId', constraint: 'direction' });
   });
 
-  it('UMA destinations need a lookupId, and UMA lookups are not available yet', async () => {
+  it('UMA destinations need the lookupId of an UMA lookup (src/modules/uma tests the rest)', async () => {
     const uma = { destinationType: 'UMA_ADDRESS', umaAddress: '$bob@example.com', currency: 'USD' };
     const without = await p.api.post('/quotes', quoteBody({ destination: uma }));
     expectError(without, 400, 'INVALID_INPUT');
     expect(field(without)).toEqual(['lookupId']);
     const withLookup = await p.api.post('/quotes', quoteBody({ destination: uma, lookupId: 'Lookup:whatever' }));
-    expectError(withLookup, 400, 'INVALID_INPUT');
-    expect(field(withLookup)).toEqual(['lookupId']);
+    expectError(withLookup, 404, 'LOOKUP_REQUEST_NOT_FOUND');
   });
 
   it('a production platform cannot use real-time funding (no deposit rail)', async () => {

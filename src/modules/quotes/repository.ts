@@ -12,7 +12,9 @@ export type Delivery =
   /** Credit an internal account of the platform: no rail, completes at execution. */
   | { kind: 'INTERNAL'; accountId: string }
   /** Pay out through the platform's rail to an external account. */
-  | { kind: 'RAIL'; externalAccountId: string; identifier: string; accountType: string };
+  | { kind: 'RAIL'; externalAccountId: string; identifier: string; accountType: string }
+  /** Pay an UMA address: the UMA destination handler delivers it (settled through UMA_SETTLEMENT). */
+  | { kind: 'UMA'; lookupId: string; receiverUmaAddress: string };
 
 /** What the rail said it would report, relative to `railInitiatedAt`. */
 export interface StoredRailPlan {

@@ -12,6 +12,7 @@ import * as repo from './repository.js';
 import type { QuoteView } from './schemas.js';
 import type { QuoteContext, QuoteDestinationHandler, QuoteServiceDeps } from './types.js';
 import { transact } from '../../db/transact.js';
+import type { Executor } from '../../db/database.js';
 
 export type { ExecuteAuthorizer, QuoteDestinationHandler, QuoteServiceDeps } from './types.js';
 export { payloadToSignOf } from './funding.js';
@@ -33,9 +34,10 @@ export function createQuoteService(deps: QuoteServiceDeps) {
   const funding = createSandboxFunding(deps, execution, outcomes);
   const lookups = createLookups(deps);
 
-  async function getQuote(ctx: QuoteContext, id: string, scope: { customerId?: string } = {}): Promise<QuoteView> {
+  /** `scope` narrows who may see it: one customer's quotes, or the quotes one agent created. */
+  async function getQuote(ctx: QuoteContext, id: string, scope: { customerId?: string; agentId?: string } = {}): Promise<QuoteView> {
     const q = await repo.findQuote(database.db, ctx.platform.id, id);
-    if (!q || (scope.customerId && q.customerId !== scope.customerId)) throw quoteNotFound();
+    if (!q || (scope.customerId && q.customerId !== scope.customerId) || (scope.agentId && q.agentId !== scope.agentId)) throw quoteNotFound();
     return presentQuote(q);
   }
 
@@ -72,6 +74,10 @@ export function createQuoteService(deps: QuoteServiceDeps) {
     getQuote,
     sandboxSend: funding.sandboxSend,
     lookupExternalAccount: lookups.lookupExternalAccount,
+    /** Stores a lookup another module made (UMA), so quotes can use its lookupId. */
+    recordLookup: (ex: Executor, lookup: repo.LookupRecord) => repo.insertLookup(ex, lookup),
+    /** Asks a destination handler again about an executed quote it reported as not settled yet. */
+    resumeDelivery: (platform: PlatformRef, quoteId: string) => execution.recover(platform, quoteId),
     registerJobs,
   };
 }

@@ -6,13 +6,14 @@ import type { CustomerService } from '../customers/service.js';
 import type { ExternalAccountService } from '../external-accounts/service.js';
 import type { LedgerService } from '../ledger/service.js';
 import type { Platform } from '../platform/service.js';
-import type { RailAdapter } from '../rails/rail.js';
+import type { RailAdapter, RailPlan } from '../rails/rail.js';
 import type { RateService } from '../rates/service.js';
 import type { TransactionDestination } from '../transactions/schemas.js';
 import type { TransactionService } from '../transactions/service.js';
 import type { Delivery, LookupRecord, QuoteRecord } from './repository.js';
 import type { QuoteDestination, QuoteDestinationInput, RequiredPayerField } from './schemas.js';
 import type { Logger } from 'pino';
+import type { SenderGate } from '../compliance/sender-gate.js';
 
 export type QuoteContext = ServiceContext<Platform>;
 
@@ -42,6 +43,8 @@ export interface ResolvedDestination {
   counterpartyInformation: Record<string, unknown> | null;
   /** The lookup the quote used, if any. */
   lookup: LookupRecord | null;
+  /** What the receiver accepts, in the smallest receiving unit, when it says (UMA lookups). */
+  receivingLimits?: { min: number; max: number };
 }
 
 export interface DestinationRequest {
@@ -61,6 +64,15 @@ export interface DestinationRequest {
 export interface QuoteDestinationHandler {
   readonly destinationType: QuoteDestinationInput['destinationType'];
   resolve(request: DestinationRequest): Promise<ResolvedDestination>;
+  /**
+   * Delivers an executed quote whose delivery kind this handler owns (UMA). Called outside any
+   * database transaction after the claim committed, again by the recovery job, and by
+   * `resumeDelivery`; so it must be idempotent per quote. Returns what happened, as a rail plan,
+   * or null while the outcome is not known yet (the handler then calls `resumeDelivery` later).
+   * Expected failures are FAILED events, never exceptions; an exception leaves the payment
+   * PROCESSING for the recovery job.
+   */
+  deliver?(platform: Platform, quote: QuoteRecord): Promise<RailPlan | null>;
 }
 
 export interface QuoteServiceDeps {
@@ -78,6 +90,8 @@ export interface QuoteServiceDeps {
   /** Default: the sandbox rail on sandbox platforms, none on production. */
   railFor?: (platform: Platform) => RailAdapter;
   executeAuthorizer: ExecuteAuthorizer;
+  /** The send rule: unverified customers of non-regulated platforms cannot send (403 USER_NOT_READY). */
+  senderGate: SenderGate;
   /** Extra destination handlers (UMA); ACCOUNT is built in. */
   destinationHandlers?: QuoteDestinationHandler[];
 }

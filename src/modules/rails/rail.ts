@@ -1,5 +1,5 @@
 import type { PlatformRef } from '../../core/context.js';
-import type { FailureDetail } from '../transactions/lifecycle.js';
+import type { FailureDetail, FailureReason } from '../transactions/lifecycle.js';
 
 /** What is being asked of a rail. */
 export type RailOperation =
@@ -27,7 +27,8 @@ export interface RailRequest {
  */
 export type RailEvent =
   | { kind: 'COMPLETED' }
-  | { kind: 'FAILED'; detail: FailureDetail }
+  /** `reason` overrides the failureReason the owning module would derive from `detail`. */
+  | { kind: 'FAILED'; detail: FailureDetail; reason?: FailureReason }
   /** Delivered, then sent back by the receiving bank: refund the sender. */
   | { kind: 'RETURNED' }
   /** Delivery failed and the refund failed too: the funds are stuck with the counterparty. */

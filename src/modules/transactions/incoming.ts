@@ -26,6 +26,8 @@ export interface IncomingPlatform extends PlatformRef {
 }
 
 export interface IncomingPayment {
+  /** The transaction's id, when the caller assigned one (a second receive with it fails: at most once). */
+  id?: string;
   customer: { id: string; platformCustomerId: string } | null;
   /** The internal account credited. */
   account: { id: string; currency: string };
@@ -68,6 +70,7 @@ export function createIncomingPayments(deps: IncomingPaymentDeps) {
     const requireApproval = Boolean(platform.webhookEndpoint);
     const record = await transact(database.db, async (trx) => {
       const created = await transactions.create(trx, platform, {
+        ...(payment.id && { id: payment.id }),
         type: 'INCOMING',
         status: requireApproval ? 'PENDING' : 'PROCESSING',
         awaitingApproval: requireApproval,

@@ -72,6 +72,9 @@ export function presentTransaction(t: TransactionRecord, platformId: string): Tr
  * when the change committed). Money itself moves in the ledger, in the same transaction.
  */
 export function createTransactionService({ database, clock }: TransactionServiceDeps) {
+  /** What other domains do when a transaction changes status, in the same transaction (agents fail the action of a failed payment). */
+  const hooks: { transitioned: Array<(trx: Trx, platform: PlatformRef, record: TransactionRecord) => Promise<void>> } = { transitioned: [] };
+
   async function announce(trx: Trx, platform: PlatformRef, record: TransactionRecord): Promise<void> {
     // INCOMING_PAYMENT.PENDING asks the platform to approve (its answer decides the payment), so
     // it goes out only for payments that wait for that answer, not for the platform's own pulls.
@@ -116,6 +119,7 @@ export function createTransactionService({ database, clock }: TransactionService
     const from = options.from ?? statusesBefore(to);
     const record = await repo.updateStatus(trx, platform.id, id, from, to, patch, clock.now(platform));
     if (record) await announce(trx, platform, record);
+    if (record) for (const hook of hooks.transitioned) await hook(trx, platform, record);
     return record;
   }
 
@@ -136,6 +140,7 @@ export function createTransactionService({ database, clock }: TransactionService
   }
 
   return {
+    hooks,
     create,
     transition,
     require,

@@ -1,6 +1,7 @@
 import { ServiceError, type ErrorCode, type FieldError } from '../../core/errors.js';
 import type { Database } from '../../db/database.js';
 import type { AccountService, InternalAccount } from '../accounts/service.js';
+import type { VerificationStatus } from '../customers/schemas.js';
 import type { CustomerService } from '../customers/service.js';
 import type { ExternalAccountRecord, ExternalAccountService } from '../external-accounts/service.js';
 import type { Platform } from '../platform/service.js';
@@ -15,7 +16,7 @@ export interface TransferParties {
   internal: InternalAccount;
   external: ExternalAccountRecord;
   /** The owner of both accounts; null when they are the platform's own. */
-  customer: { id: string; platformCustomerId: string } | null;
+  customer: { id: string; platformCustomerId: string; verificationStatus: VerificationStatus } | null;
   currency: string;
   amount: number;
 }
@@ -111,7 +112,7 @@ export async function resolveParties(lookups: PartyLookups, platform: Platform, 
   let customer: TransferParties['customer'] = null;
   if (internal.customerId) {
     const found = await lookups.customers.requireCustomer(lookups.database.db, platform.id, internal.customerId);
-    customer = { id: found.id, platformCustomerId: found.platformCustomerId };
+    customer = { id: found.id, platformCustomerId: found.platformCustomerId, verificationStatus: found.verificationStatus };
   }
   return { direction, internal, external, customer, currency: internal.currency, amount: input.amount };
 }

@@ -5,6 +5,7 @@ import { ServiceError } from '../../core/errors.js';
 import { enqueueJobs, type JobRunner } from '../../core/jobs.js';
 import type { Database } from '../../db/database.js';
 import type { AccountService } from '../accounts/service.js';
+import type { SenderGate } from '../compliance/sender-gate.js';
 import type { CustomerService } from '../customers/service.js';
 import type { ExternalAccountService } from '../external-accounts/service.js';
 import type { LedgerService } from '../ledger/service.js';
@@ -29,6 +30,8 @@ export interface TransferServiceDeps {
   customers: Pick<CustomerService, 'requireCustomer'>;
   platforms: Pick<PlatformService, 'get'>;
   jobs: JobRunner;
+  /** The send rule: unverified customers of non-regulated platforms cannot send (403 USER_NOT_READY). */
+  senderGate: SenderGate;
 }
 
 /** The transaction row of a new transfer, before the rail has been asked. */
@@ -108,6 +111,7 @@ export function createTransferService(deps: TransferServiceDeps) {
 
   async function transfer(ctx: ServiceContext<Platform>, direction: Direction, input: TransferInput): Promise<TransactionView> {
     const parties = await resolveParties(deps, ctx.platform, direction, input);
+    if (direction === 'OUTGOING' && parties.customer) deps.senderGate.check(ctx.platform, parties.customer);
     requireRail(ctx.platform);
     // System accounts are created in their own transaction, so before ours opens.
     const settlement = await driver.settlementAccount(ctx.platform, parties.currency);

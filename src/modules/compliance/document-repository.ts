@@ -1,0 +1,79 @@
+import type { Executor, Trx } from '../../db/database.js';
+import { keysetPage } from '../../http/pagination.js';
+import type { DocumentContentType, DocumentListQuery, DocumentType } from './document-schemas.js';
+
+declare module '../../db/schema.js' {
+  interface DB {
+    documents: {
+      id: string;
+      platform_id: string;
+      holder_id: string;
+      customer_id: string;
+      document_type: DocumentType;
+      side: 'FRONT' | 'BACK' | null;
+      country: string;
+      document_number: string | null;
+      file_name: string;
+      content_type: DocumentContentType;
+      size_bytes: number;
+      sha256: string;
+      storage_key: string;
+      created_at: Date;
+      updated_at: Date;
+    };
+  }
+}
+
+export interface DocumentRow {
+  id: string;
+  platform_id: string;
+  holder_id: string;
+  customer_id: string;
+  document_type: DocumentType;
+  side: 'FRONT' | 'BACK' | null;
+  country: string;
+  document_number: string | null;
+  file_name: string;
+  content_type: DocumentContentType;
+  size_bytes: number;
+  sha256: string;
+  storage_key: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type DocumentChanges = Omit<DocumentRow, 'id' | 'platform_id' | 'holder_id' | 'customer_id' | 'created_at'>;
+
+export async function insertDocument(trx: Trx, row: DocumentRow): Promise<void> {
+  await trx.insertInto('documents').values(row).execute();
+}
+
+export async function findDocument(ex: Executor, platformId: string, id: string, lock = false): Promise<DocumentRow | undefined> {
+  let query = ex.selectFrom('documents').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
+  if (lock) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export async function replaceDocument(trx: Trx, id: string, changes: DocumentChanges): Promise<DocumentRow> {
+  return trx.updateTable('documents').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function deleteDocument(trx: Trx, id: string): Promise<void> {
+  await trx.deleteFrom('documents').where('id', '=', id).execute();
+}
+
+/** Type and holder of every document of a customer and of its beneficial owners. */
+export async function documentsOfCustomer(ex: Executor, platformId: string, customerId: string) {
+  return ex
+    .selectFrom('documents')
+    .select(['id', 'holder_id', 'document_type'])
+    .where('platform_id', '=', platformId)
+    .where('customer_id', '=', customerId)
+    .execute();
+}
+
+export async function listDocuments(ex: Executor, platformId: string, q: DocumentListQuery) {
+  let base = ex.selectFrom('documents').selectAll().where('platform_id', '=', platformId);
+  if (q.documentHolder !== undefined) base = base.where('holder_id', '=', q.documentHolder);
+  return keysetPage(base, { limit: q.limit, cursor: q.cursor });
+}

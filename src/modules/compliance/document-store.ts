@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { DocumentContentType } from './document-schemas.js';
+
+const EXTENSIONS: Record<DocumentContentType, string> = { 'application/pdf': 'pdf', 'image/jpeg': 'jpg', 'image/png': 'png' };
+const INCOMING = '.incoming';
+const STALE_INCOMING_MS = 3600_000;
+
+function uuidOf(id: string): string {
+  return id.slice(id.indexOf(':') + 1);
+}
+
+/**
+ * Document files on disk. Layout under the documents directory:
+ *
+ *   .incoming/<uuid>                                    uploads being received (removed when the request ends)
+ *   <platform uuid>/<document uuid>/<revision uuid>.<ext>  a stored file; replacing a document writes a new revision
+ *
+ * A file is moved into place before the database row that names it commits, and removed after
+ * the row that named it is gone, so a crash leaves at worst an unreferenced file, never a row
+ * without its file.
+ */
+export function createDocumentStore(root: string) {
+  const incoming = join(root, INCOMING);
+
+  /** A fresh path to receive an upload into (same file system as the store, so moving it is a rename). */
+  async function stagePath(): Promise<string> {
+    await mkdir(incoming, { recursive: true });
+    return join(incoming, randomUUID());
+  }
+
+  /** Moves a received file into the store; returns its key (path relative to the root). */
+  async function keep(stagedPath: string, platformId: string, documentId: string, type: DocumentContentType): Promise<string> {
+    const key = join(uuidOf(platformId), uuidOf(documentId), `${randomUUID()}.${EXTENSIONS[type]}`);
+    await mkdir(dirname(join(root, key)), { recursive: true });
+    await rename(stagedPath, join(root, key));
+    return key;
+  }
+
+  /** Removes a stored file, and its document's directory once empty. */
+  async function remove(key: string): Promise<void> {
+    const path = join(root, key);
+    await rm(path, { force: true });
+    await rmdir(dirname(path)).catch(() => {});
+  }
+
+  /** Removes uploads abandoned by crashed processes (older than an hour). */
+  async function sweepIncoming(nowMs: number): Promise<void> {
+    const names = await readdir(incoming).catch(() => [] as string[]);
+    for (const name of names) {
+      const path = join(incoming, name);
+      const info = await stat(path).catch(() => undefined);
+      if (info && nowMs - info.mtimeMs > STALE_INCOMING_MS) await rm(path, { force: true });
+    }
+  }
+
+  return { root, stagePath, keep, remove, sweepIncoming, pathOf: (key: string) => join(root, key) };
+}
+
+export type DocumentStore = ReturnType<typeof createDocumentStore>;

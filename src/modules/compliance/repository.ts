@@ -1,0 +1,168 @@
+import type { Executor, Trx } from '../../db/database.js';
+import { toJson } from '../../db/database.js';
+import type { Json } from '../../db/schema.js';
+import { keysetPage } from '../../http/pagination.js';
+import type { CustomerType, VerificationStatus } from '../customers/schemas.js';
+import type { PersonalInfo, VerificationErrorView, VerificationListQuery, VerificationState } from './schemas.js';
+
+declare module '../../db/schema.js' {
+  interface DB {
+    beneficial_owners: {
+      id: string;
+      platform_id: string;
+      customer_id: string;
+      roles: string[];
+      ownership_percentage: number;
+      personal_info: Json<PersonalInfo>;
+      kyc_status: VerificationStatus;
+      created_at: Date;
+      updated_at: Date;
+    };
+    verifications: {
+      id: string;
+      platform_id: string;
+      customer_id: string;
+      status: VerificationState;
+      errors: Json<VerificationErrorView[]>;
+      customer_type: CustomerType;
+      customer_status: VerificationStatus;
+      resolution_note: string | null;
+      created_at: Date;
+      updated_at: Date;
+    };
+  }
+}
+
+export interface OwnerRow {
+  id: string;
+  platform_id: string;
+  customer_id: string;
+  roles: string[];
+  ownership_percentage: number;
+  personal_info: PersonalInfo;
+  kyc_status: VerificationStatus;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface VerificationRow {
+  id: string;
+  platform_id: string;
+  customer_id: string;
+  status: VerificationState;
+  errors: VerificationErrorView[];
+  customer_type: CustomerType;
+  customer_status: VerificationStatus;
+  resolution_note: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The unique index that keeps one verification per customer waiting for a decision. */
+export const ONE_OPEN_VERIFICATION = 'verifications_one_open';
+
+export async function insertOwner(trx: Trx, row: OwnerRow): Promise<void> {
+  await trx.insertInto('beneficial_owners').values({ ...row, personal_info: toJson(row.personal_info) }).execute();
+}
+
+export async function findOwner(ex: Executor, platformId: string, id: string, lock = false): Promise<OwnerRow | undefined> {
+  let query = ex.selectFrom('beneficial_owners').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
+  if (lock) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export async function updateOwner(trx: Trx, id: string, changes: Partial<Pick<OwnerRow, 'roles' | 'ownership_percentage' | 'personal_info' | 'kyc_status'>>, now: Date) {
+  const { personal_info, ...columns } = changes;
+  return trx
+    .updateTable('beneficial_owners')
+    .set({ ...columns, ...(personal_info && { personal_info: toJson(personal_info) }), updated_at: now })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Every owner of a business customer, oldest first. */
+export async function ownersOf(ex: Executor, platformId: string, customerId: string): Promise<OwnerRow[]> {
+  return ex
+    .selectFrom('beneficial_owners')
+    .selectAll()
+    .where('platform_id', '=', platformId)
+    .where('customer_id', '=', customerId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+export async function listOwners(ex: Executor, platformId: string, customerId: string, page: { limit?: number; cursor?: string }) {
+  const base = ex.selectFrom('beneficial_owners').selectAll().where('platform_id', '=', platformId).where('customer_id', '=', customerId);
+  return keysetPage(base, page);
+}
+
+/** Owners still waiting for a manual decision become `status` (an operator resolved their business). */
+export async function settlePendingOwners(trx: Trx, platformId: string, customerId: string, status: VerificationStatus, now: Date): Promise<void> {
+  await trx
+    .updateTable('beneficial_owners')
+    .set({ kyc_status: status, updated_at: now })
+    .where('platform_id', '=', platformId)
+    .where('customer_id', '=', customerId)
+    .where('kyc_status', '=', 'PENDING')
+    .execute();
+}
+
+export async function insertVerification(trx: Trx, row: VerificationRow): Promise<void> {
+  await trx.insertInto('verifications').values({ ...row, errors: toJson(row.errors) }).execute();
+}
+
+export async function findVerification(ex: Executor, platformId: string | null, id: string, lock = false): Promise<VerificationRow | undefined> {
+  let query = ex.selectFrom('verifications').selectAll().where('id', '=', id);
+  if (platformId) query = query.where('platform_id', '=', platformId);
+  if (lock) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+export async function openVerificationOf(ex: Executor, platformId: string, customerId: string): Promise<VerificationRow | undefined> {
+  return ex
+    .selectFrom('verifications')
+    .selectAll()
+    .where('platform_id', '=', platformId)
+    .where('customer_id', '=', customerId)
+    .where('status', '=', 'PENDING_MANUAL_REVIEW')
+    .executeTakeFirst();
+}
+
+export interface Decision {
+  status: VerificationState;
+  customerStatus: VerificationStatus;
+  errors: VerificationErrorView[];
+  note: string | null;
+  now: Date;
+}
+
+export async function decideVerification(trx: Trx, id: string, decision: Decision) {
+  return trx
+    .updateTable('verifications')
+    .set({
+      status: decision.status,
+      customer_status: decision.customerStatus,
+      errors: toJson(decision.errors),
+      resolution_note: decision.note,
+      updated_at: decision.now,
+    })
+    .where('id', '=', id)
+    .where('status', '=', 'PENDING_MANUAL_REVIEW')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function verificationsInStatus(ex: Executor, platformId: string | undefined, status: VerificationState, limit: number): Promise<VerificationRow[]> {
+  let query = ex.selectFrom('verifications').selectAll().where('status', '=', status);
+  if (platformId) query = query.where('platform_id', '=', platformId);
+  return query.orderBy('created_at').orderBy('id').limit(limit).execute();
+}
+
+export async function listVerifications(ex: Executor, platformId: string, q: VerificationListQuery) {
+  let base = ex.selectFrom('verifications').selectAll().where('platform_id', '=', platformId);
+  if (q.customerId !== undefined) base = base.where('customer_id', '=', q.customerId);
+  if (q.verificationStatus !== undefined) base = base.where('status', '=', q.verificationStatus);
+  return keysetPage(base, { limit: q.limit, cursor: q.cursor });
+}

@@ -1,0 +1,123 @@
+import { sql } from 'kysely';
+import type { Executor, Trx } from '../../db/database.js';
+import { toJson } from '../../db/database.js';
+import type { Json } from '../../db/schema.js';
+
+export type ImportStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
+
+declare module '../../db/schema.js' {
+  interface DB {
+    bulk_imports: {
+      id: string;
+      platform_id: string;
+      status: ImportStatus;
+      file_name: string | null;
+      csv: string | null;
+      total: number;
+      processed: import('kysely').Generated<number>;
+      successful: import('kysely').Generated<number>;
+      failed: import('kysely').Generated<number>;
+      created_at: Date;
+      updated_at: Date;
+      completed_at: Date | null;
+    };
+    bulk_import_errors: {
+      import_id: string;
+      row_number: number;
+      correlation_id: string;
+      code: string;
+      message: string;
+      details: Json<Record<string, unknown>>;
+    };
+  }
+}
+
+export interface ImportRow {
+  id: string;
+  platform_id: string;
+  status: ImportStatus;
+  file_name: string | null;
+  csv: string | null;
+  total: number;
+  processed: number;
+  successful: number;
+  failed: number;
+  created_at: Date;
+  updated_at: Date;
+  completed_at: Date | null;
+}
+
+export interface RowError {
+  rowNumber: number;
+  correlationId: string;
+  code: string;
+  message: string;
+  details: Record<string, unknown>;
+}
+
+/** Another process recorded this row first: the caller stops and leaves the rest to it. */
+export class StaleProgress extends Error {
+  constructor() {
+    super('bulk import progress moved on in another process');
+  }
+}
+
+export async function insertImport(trx: Trx, row: Omit<ImportRow, 'processed' | 'successful' | 'failed'>): Promise<void> {
+  await trx.insertInto('bulk_imports').values(row).execute();
+}
+
+export async function findImport(ex: Executor, platformId: string | null, id: string): Promise<ImportRow | undefined> {
+  let query = ex.selectFrom('bulk_imports').selectAll().where('id', '=', id);
+  if (platformId) query = query.where('platform_id', '=', platformId);
+  return query.executeTakeFirst();
+}
+
+export async function markProcessing(ex: Executor, id: string, now: Date): Promise<void> {
+  await ex.updateTable('bulk_imports').set({ status: 'PROCESSING', updated_at: now }).where('id', '=', id).where('status', '=', 'PENDING').execute();
+}
+
+/**
+ * Records row `index` (0-based) as done, in the transaction that did its work: only when it is
+ * the next row, so a row is counted, and its customer created, exactly once.
+ */
+export async function advance(trx: Trx, id: string, index: number, ok: boolean, now: Date): Promise<void> {
+  const result = await trx
+    .updateTable('bulk_imports')
+    .set({
+      processed: sql`processed + 1`,
+      successful: ok ? sql`successful + 1` : sql`successful`,
+      failed: ok ? sql`failed` : sql`failed + 1`,
+      updated_at: now,
+    })
+    .where('id', '=', id)
+    .where('status', '=', 'PROCESSING')
+    .where('processed', '=', index)
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) !== 1) throw new StaleProgress();
+}
+
+export async function insertRowError(trx: Trx, importId: string, error: RowError): Promise<void> {
+  await trx
+    .insertInto('bulk_import_errors')
+    .values({ import_id: importId, row_number: error.rowNumber, correlation_id: error.correlationId, code: error.code, message: error.message, details: toJson(error.details) })
+    .execute();
+}
+
+export async function rowErrors(ex: Executor, importId: string, limit?: number): Promise<RowError[]> {
+  let query = ex.selectFrom('bulk_import_errors').selectAll().where('import_id', '=', importId).orderBy('row_number');
+  if (limit) query = query.limit(limit);
+  const rows = await query.execute();
+  return rows.map((r) => ({ rowNumber: r.row_number, correlationId: r.correlation_id, code: r.code, message: r.message, details: r.details }));
+}
+
+/** PROCESSING with every row done → COMPLETED (or FAILED when no row succeeded); the file is dropped. */
+export async function finishImport(trx: Trx, id: string, now: Date): Promise<ImportRow | undefined> {
+  return trx
+    .updateTable('bulk_imports')
+    .set({ status: sql`case when successful = 0 then 'FAILED' else 'COMPLETED' end`, completed_at: now, updated_at: now, csv: null })
+    .where('id', '=', id)
+    .where('status', '=', 'PROCESSING')
+    .whereRef('processed', '=', 'total')
+    .returningAll()
+    .executeTakeFirst();
+}

@@ -1,0 +1,199 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../../core/clock.js';
+import type { ServiceContext } from '../../core/context.js';
+import { invalidInput, ServiceError, type FieldError } from '../../core/errors.js';
+import { emitEvents } from '../../core/events.js';
+import { newId } from '../../core/ids.js';
+import { enqueueJobs, type JobRunner } from '../../core/jobs.js';
+import type { Database } from '../../db/database.js';
+import { transact } from '../../db/transact.js';
+import type { UploadedFile } from '../../http/multipart.js';
+import type { CustomerService } from '../customers/service.js';
+import type { Platform, PlatformService } from '../platform/service.js';
+import { CsvSyntaxError, parseCsv } from './csv.js';
+import * as repo from './repository.js';
+import type { ImportRow, RowError } from './repository.js';
+import { CSV_COLUMNS, customerFromRow, HEADER_REQUIRED, toColumn } from './rows.js';
+import type { ImportAccepted, ImportJobView } from './schemas.js';
+
+/** Job that imports the rows of one upload (continuing where an earlier run stopped). */
+export const IMPORT_JOB = 'customers.bulk-import';
+/** One job run stops after this long and schedules the rest, well inside the job lease. */
+const RUN_BUDGET_MS = 20_000;
+/** Errors carried in the BULK_UPLOAD.* webhook; the job resource lists them all. */
+const WEBHOOK_ERRORS = 100;
+const CSV_TYPES = new Set(['text/csv', 'application/csv', 'text/plain', 'application/vnd.ms-excel', 'application/octet-stream']);
+
+export interface CustomerImportDeps {
+  database: Database;
+  clock: Clock;
+  log: Logger;
+  customers: Pick<CustomerService, 'create'>;
+  platforms: Pick<PlatformService, 'get'>;
+  maxBytes: number;
+  maxRows: number;
+  wakeWebhooks?: () => void;
+}
+
+/** The file as text records, checked as a whole: encoding, header and row count. */
+function readCsv(file: UploadedFile | undefined, maxRows: number): { header: string[]; rows: string[][]; text: string } {
+  if (!file?.bytes) throw invalidInput('file', 'a CSV file is required, in the `file` field', 'required');
+  if (file.size === 0) throw invalidInput('file', 'the file is empty', 'minSize');
+  if (!CSV_TYPES.has(file.declaredType)) throw invalidInput('file', `the file must be CSV (text/csv), not ${file.declaredType}`, 'fileType');
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(file.bytes);
+  } catch {
+    throw invalidInput('file', 'the file is not UTF-8 text', 'encoding');
+  }
+  if (text.includes('\u0000')) throw invalidInput('file', 'the file is not text', 'encoding');
+  const records = parseRecords(text);
+  const [header = [], ...rows] = records;
+  checkHeader(header.map((h) => h.trim()));
+  if (rows.length === 0) throw invalidInput('file', 'the file has a header but no customer rows', 'minItems');
+  if (rows.length > maxRows) throw invalidInput('file', `the file has ${rows.length} rows; at most ${maxRows} are accepted in one import`, 'maxItems');
+  return { header: header.map((h) => h.trim()), rows, text };
+}
+
+function parseRecords(text: string): string[][] {
+  try {
+    return parseCsv(text);
+  } catch (error) {
+    if (error instanceof CsvSyntaxError) throw invalidInput('file', `the CSV is malformed on line ${error.line}: ${error.message}`, 'format');
+    throw error;
+  }
+}
+
+function checkHeader(header: string[]): void {
+  const known = new Set<string>(CSV_COLUMNS);
+  const problems: FieldError[] = [];
+  header.forEach((column, i) => {
+    if (!known.has(column)) problems.push({ field: `header.${column || i}`, constraint: 'column', message: `unknown column "${column}"` });
+    else if (header.indexOf(column) !== i) problems.push({ field: `header.${column}`, constraint: 'uniqueItems', message: `column "${column}" appears twice` });
+  });
+  for (const column of HEADER_REQUIRED) {
+    if (!header.includes(column)) problems.push({ field: `header.${column}`, constraint: 'required', message: `the header needs a ${column} column` });
+  }
+  if (problems.length > 0) throw new ServiceError('INVALID_INPUT', `file: ${problems[0].message}`, { details: { errors: problems } });
+}
+
+function rowError(rowNumber: number, platformCustomerId: string | undefined, code: string, message: string, errors: FieldError[]): RowError {
+  const field = errors[0]?.field;
+  return { rowNumber, correlationId: platformCustomerId || `row ${rowNumber}`, code, message, details: { row: rowNumber, ...(field && { field }), errors } };
+}
+
+function present(row: ImportRow, errors: RowError[]): ImportJobView {
+  return {
+    id: row.id,
+    status: row.status,
+    progress: { total: row.total, processed: row.processed, successful: row.successful, failed: row.failed },
+    errors: errors.map((e) => ({ correlationId: e.correlationId, code: e.code, message: e.message, details: e.details as ImportJobView['errors'][number]['details'] })),
+    ...(row.completed_at && { completedAt: row.completed_at.toISOString() }),
+  };
+}
+
+export function createCustomerImport(deps: CustomerImportDeps) {
+  const { database, clock } = deps;
+  const { db } = database;
+
+  /** POST /customers/bulk/csv: checks the file, stores it with its job, and answers at once. */
+  async function accept(ctx: ServiceContext<Platform>, file: UploadedFile | undefined): Promise<ImportAccepted> {
+    const { platform } = ctx;
+    const { rows, text } = readCsv(file, deps.maxRows);
+    const now = clock.now(platform);
+    const id = newId('Job');
+    return ctx.tx(async (trx) => {
+      await repo.insertImport(trx, { id, platform_id: platform.id, status: 'PENDING', file_name: file!.fileName, csv: text, total: rows.length, created_at: now, updated_at: now, completed_at: null });
+      await enqueueJobs(trx, platform, [{ kind: IMPORT_JOB, payload: { importId: id }, maxAttempts: 20 }], clock);
+      return { jobId: id, status: 'PENDING' as const };
+    });
+  }
+
+  async function get(ctx: ServiceContext, jobId: string): Promise<ImportJobView> {
+    const row = await repo.findImport(db, ctx.platform.id, jobId);
+    if (!row) throw new ServiceError('BULK_UPLOAD_JOB_NOT_FOUND', 'bulk import job not found');
+    return present(row, await repo.rowErrors(db, row.id));
+  }
+
+  /** Records a refused row with its progress step; false when another process got there first. */
+  async function recordFailure(platform: Platform, importId: string, index: number, error: RowError): Promise<boolean> {
+    try {
+      await transact(db, async (trx) => {
+        await repo.advance(trx, importId, index, false, clock.now(platform));
+        await repo.insertRowError(trx, importId, error);
+      });
+      return true;
+    } catch (failure) {
+      if (failure instanceof repo.StaleProgress) return false;
+      throw failure;
+    }
+  }
+
+  /** Imports one row: the customer and the progress step commit together. False: stop, another process has it. */
+  async function importRow(platform: Platform, importId: string, header: string[], values: string[], index: number, lastTry: boolean): Promise<boolean> {
+    const rowNumber = index + 1;
+    const { body, problems } = customerFromRow(header, values);
+    const platformCustomerId = body?.platformCustomerId ?? values[header.indexOf('platformCustomerId')]?.trim();
+    if (!body) return recordFailure(platform, importId, index, rowError(rowNumber, platformCustomerId, 'INVALID_INPUT', `${problems[0].field}: ${problems[0].message}`, problems));
+    const ctx: ServiceContext<Platform> = {
+      platform,
+      tx: (work) =>
+        transact(db, async (trx) => {
+          const result = await work(trx);
+          await repo.advance(trx, importId, index, true, clock.now(platform));
+          return result;
+        }),
+    };
+    try {
+      await deps.customers.create(ctx, body);
+      return true;
+    } catch (error) {
+      if (error instanceof repo.StaleProgress) return false;
+      if (!(error instanceof ServiceError)) {
+        // Unexpected failures retry the job; on its last try the row is refused so the import can end.
+        if (!lastTry) throw error;
+        deps.log.error({ err: error, importId, row: rowNumber }, 'bulk import row failed unexpectedly');
+        return recordFailure(platform, importId, index, rowError(rowNumber, platformCustomerId, 'INTERNAL_ERROR', 'unexpected error; the details are in the server log', []));
+      }
+      const errors = ((error.details?.errors as FieldError[] | undefined) ?? []).map(toColumn);
+      return recordFailure(platform, importId, index, rowError(rowNumber, platformCustomerId, error.code, error.message, errors));
+    }
+  }
+
+  async function finish(platform: Platform, importId: string): Promise<void> {
+    await transact(db, async (trx) => {
+      const done = await repo.finishImport(trx, importId, clock.now(platform));
+      if (!done) return;
+      const view = present(done, await repo.rowErrors(trx, importId, WEBHOOK_ERRORS));
+      await emitEvents(trx, platform, [{ type: done.status === 'FAILED' ? 'BULK_UPLOAD.FAILED' : 'BULK_UPLOAD.COMPLETED', data: view }], clock);
+    });
+    deps.wakeWebhooks?.();
+  }
+
+  /** The job: rows from where the last run stopped, for at most RUN_BUDGET_MS, then the rest in a new job. */
+  async function run(importId: string, lastTry = false): Promise<void> {
+    const job = await repo.findImport(db, null, importId);
+    const platform = job && (await deps.platforms.get(job.platform_id));
+    if (!job || !platform || job.status === 'COMPLETED' || job.status === 'FAILED' || job.csv === null) return;
+    await repo.markProcessing(db, importId, clock.now(platform));
+    const [header, ...rows] = parseCsv(job.csv);
+    const columns = header.map((h) => h.trim());
+    const deadline = clock.realNowMs() + RUN_BUDGET_MS;
+    for (let index = job.processed; index < rows.length; index++) {
+      if (clock.realNowMs() > deadline) {
+        await transact(db, (trx) => enqueueJobs(trx, platform, [{ kind: IMPORT_JOB, payload: { importId }, maxAttempts: 20 }], clock));
+        return;
+      }
+      if (!(await importRow(platform, importId, columns, rows[index], index, lastTry))) return;
+    }
+    await finish(platform, importId);
+  }
+
+  function registerJobs(jobs: JobRunner): void {
+    jobs.register(IMPORT_JOB, (job) => run(String(job.payload.importId), job.attempts >= job.maxAttempts));
+  }
+
+  return { accept, get, registerJobs, maxBytes: deps.maxBytes, run };
+}
+
+export type CustomerImportService = ReturnType<typeof createCustomerImport>;

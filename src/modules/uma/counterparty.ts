@@ -1,0 +1,125 @@
+import { PubKeyResponse } from '@uma-sdk/core';
+import type { Clock } from '../../core/clock.js';
+
+/** How long one call to another VASP may take. */
+export const COUNTERPARTY_TIMEOUT_MS = 10_000;
+/** Only this much of a counterparty's answer is read. */
+const MAX_RESPONSE_BYTES = 256 * 1024;
+/** Counterparty keys are reused this long at most (less when they say so). */
+const MAX_KEY_CACHE_MS = 10 * 60_000;
+
+/** Host names for which plain http is used (local development); everything else is https. */
+export function isLoopbackDomain(domain: string): boolean {
+  const host = domain.startsWith('[') ? domain.slice(0, domain.indexOf(']') + 1) : domain.split(':')[0];
+  return ['localhost', '127.0.0.1', '[::1]'].includes(host.toLowerCase()) || host.toLowerCase().endsWith('.localhost');
+}
+
+export function baseUrlOf(domain: string): string {
+  return `${isLoopbackDomain(domain) ? 'http' : 'https'}://${domain}`;
+}
+
+/** The counterparty could not be reached or answered nothing usable. */
+export class CounterpartyError extends Error {
+  constructor(
+    message: string,
+    /** HTTP status of the answer; undefined when there was none (network error, timeout). */
+    readonly status?: number,
+    /** The answer, when it was JSON. */
+    readonly body?: unknown,
+  ) {
+    super(message);
+    this.name = 'CounterpartyError';
+  }
+}
+
+export interface HttpAnswer {
+  status: number;
+  text: string;
+  json: unknown;
+}
+
+async function readCapped(response: Response): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > MAX_RESPONSE_BYTES) {
+      await reader.cancel();
+      throw new CounterpartyError(`the answer is larger than ${MAX_RESPONSE_BYTES} bytes`, response.status);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** One call to another VASP: bounded in time and size, redirects not followed. */
+export async function callCounterparty(url: string, init: { method: 'GET' | 'POST'; body?: string }): Promise<HttpAnswer> {
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: init.method,
+      body: init.body,
+      headers: { accept: 'application/json', ...(init.body !== undefined && { 'content-type': 'application/json' }) },
+      redirect: 'manual',
+      signal: AbortSignal.timeout(COUNTERPARTY_TIMEOUT_MS),
+    });
+  } catch (error) {
+    const reason = error instanceof Error && error.name === 'TimeoutError' ? 'timed out' : 'could not be reached';
+    throw new CounterpartyError(`${new URL(url).host} ${reason}`);
+  }
+  const text = await readCapped(response);
+  return { status: response.status, text, json: parseJson(text) };
+}
+
+export interface CounterpartyKeys {
+  signing: Uint8Array;
+  encryption: Uint8Array;
+}
+
+/**
+ * Other VASPs' public keys, fetched from `/.well-known/lnurlpubkey` and cached for the time they
+ * allow (at most ten minutes, so a rotated key is picked up soon).
+ */
+export function createKeyDirectory(clock: Clock) {
+  const cache = new Map<string, { keys: CounterpartyKeys; expiresAtMs: number }>();
+
+  async function fetchKeys(domain: string): Promise<CounterpartyKeys> {
+    const answer = await callCounterparty(`${baseUrlOf(domain)}/.well-known/lnurlpubkey`, { method: 'GET' });
+    if (answer.status !== 200) throw new CounterpartyError(`${domain} answered ${answer.status} for its public keys`, answer.status, answer.json);
+    let parsed: PubKeyResponse;
+    try {
+      parsed = PubKeyResponse.fromJson(answer.text);
+      const keys = { signing: parsed.getSigningPubKey(), encryption: parsed.getEncryptionPubKey() };
+      const nowMs = clock.realNowMs();
+      const theirs = parsed.expirationTimestamp ? parsed.expirationTimestamp * 1000 : nowMs;
+      cache.set(domain, { keys, expiresAtMs: Math.min(nowMs + MAX_KEY_CACHE_MS, Math.max(nowMs, theirs)) });
+      return keys;
+    } catch (error) {
+      if (error instanceof CounterpartyError) throw error;
+      throw new CounterpartyError(`${domain} published unusable public keys`, answer.status);
+    }
+  }
+
+  return {
+    /** The domain's keys; `fresh` skips the cache (after a signature did not verify with a cached key). */
+    async keysOf(domain: string, options: { fresh?: boolean } = {}): Promise<{ keys: CounterpartyKeys; cached: boolean }> {
+      const hit = cache.get(domain);
+      if (!options.fresh && hit && hit.expiresAtMs > clock.realNowMs()) return { keys: hit.keys, cached: true };
+      return { keys: await fetchKeys(domain), cached: false };
+    },
+  };
+}
+
+export type KeyDirectory = ReturnType<typeof createKeyDirectory>;

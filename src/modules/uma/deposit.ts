@@ -1,0 +1,111 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../../core/clock.js';
+import type { PlatformRef } from '../../core/context.js';
+import { ServiceError } from '../../core/errors.js';
+import { enqueueJobs, type ClaimedJob, type JobRunner } from '../../core/jobs.js';
+import { isUniqueViolation, type Database, type Trx } from '../../db/database.js';
+import { transact } from '../../db/transact.js';
+import type { Platform, PlatformService } from '../platform/service.js';
+import type { IncomingPayments } from '../transactions/incoming.js';
+import type { TransactionRecord, TransactionService } from '../transactions/service.js';
+import type { TransferService } from '../transfers/service.js';
+import * as repo from './repository.js';
+import type { InvoiceRecord } from './repository.js';
+
+/** Job that forwards a completed incoming UMA payment to the customer's defaultUmaDepositAccount. */
+export const FORWARD_JOB = 'uma.forward-deposit';
+const MAX_FORWARD_CHECKS = 30;
+const MAX_FORWARD_DELAY_MS = 60_000;
+
+export interface DepositDeps {
+  database: Database;
+  clock: Clock;
+  log?: Logger;
+  jobs: JobRunner;
+  platforms: Pick<PlatformService, 'get'>;
+  incomingPayments: Pick<IncomingPayments, 'receive'>;
+  transactions: Pick<TransactionService, 'find'>;
+  /** Built after this module (it needs the rails): looked up when a deposit is forwarded. */
+  transfers: () => Pick<TransferService, 'transferOut'>;
+}
+
+class AlreadyForwarded extends Error {}
+
+/**
+ * Incoming UMA payments land in the customer's internal account of the receiving currency, through
+ * the platform's approval flow (INCOMING_PAYMENT.PENDING when it has a webhook endpoint). When the
+ * customer chose a defaultUmaDepositAccount, the completed payment is then forwarded to it with an
+ * ordinary transfer-out (its own OUTGOING transaction), exactly once per invoice.
+ */
+export function createDeposits(deps: DepositDeps) {
+  const { database, clock } = deps;
+
+  async function scheduleForward(platform: PlatformRef, paymentHash: string, check: number): Promise<void> {
+    const delayMs = Math.min(MAX_FORWARD_DELAY_MS, 1000 * 2 ** check);
+    const runAt = new Date(clock.now(platform).getTime() + (check === 0 ? 0 : delayMs));
+    await enqueueJobs(database.db, platform, [{ kind: FORWARD_JOB, payload: { paymentHash, check }, runAt }], clock);
+  }
+
+  /**
+   * Credits an accepted invoice (once: the transaction id was fixed when the invoice was made, so a
+   * repeated call finds the transaction instead of creating another).
+   */
+  async function credit(platform: Platform, invoice: InvoiceRecord, platformCustomerId: string): Promise<void> {
+    if (await deps.transactions.find(database.db, platform.id, invoice.transactionId)) return;
+    try {
+      await deps.incomingPayments.receive(platform, {
+        id: invoice.transactionId,
+        customer: { id: invoice.customerId, platformCustomerId },
+        account: { id: invoice.accountId, currency: invoice.currency },
+        amount: invoice.amount,
+        source: { sourceType: 'UMA_ADDRESS', umaAddress: invoice.senderIdentifier },
+        ...(invoice.counterpartyInformation && { counterpartyInformation: invoice.counterpartyInformation }),
+      });
+    } catch (error) {
+      if (isUniqueViolation(error, 'transactions_pkey')) return;
+      throw error;
+    }
+    if (invoice.depositAccountId) await scheduleForward(platform, invoice.paymentHash, 0);
+  }
+
+  async function forwardNow(platform: Platform, invoice: InvoiceRecord): Promise<void> {
+    const ctx = {
+      platform,
+      tx: <T>(work: (trx: Trx) => Promise<T>) =>
+        transact(database.db, async (trx) => {
+          const result = await work(trx);
+          const id = (result as { id?: string }).id;
+          if (!id || !(await repo.setForwarded(trx, invoice.paymentHash, id, clock.now(platform)))) throw new AlreadyForwarded();
+          return result;
+        }),
+    };
+    try {
+      await deps.transfers().transferOut(ctx, { source: { accountId: invoice.accountId }, destination: { accountId: invoice.depositAccountId! }, amount: invoice.amount });
+    } catch (error) {
+      if (error instanceof AlreadyForwarded) return;
+      if (!(error instanceof ServiceError)) throw error;
+      // Refused (no rail, account closed, limits): the money stays in the internal account.
+      deps.log?.warn({ err: error, paymentHash: invoice.paymentHash }, 'UMA deposit could not be forwarded to the default deposit account');
+    }
+  }
+
+  /** The forwarding job: waits for the platform's approval, then forwards a completed payment. */
+  async function forward(job: ClaimedJob): Promise<void> {
+    const platform = job.platformId ? await deps.platforms.get(job.platformId) : undefined;
+    const invoice = await repo.findInvoice(database.db, String(job.payload.paymentHash));
+    if (!platform || !invoice || !invoice.depositAccountId || invoice.forwardTransactionId) return;
+    const incoming: TransactionRecord | undefined = await deps.transactions.find(database.db, platform.id, invoice.transactionId);
+    if (incoming?.status === 'COMPLETED') return forwardNow(platform, invoice);
+    const check = Number(job.payload.check ?? 0) + 1;
+    if ((!incoming || incoming.status === 'PENDING' || incoming.status === 'PROCESSING') && check < MAX_FORWARD_CHECKS) {
+      await scheduleForward(platform, invoice.paymentHash, check);
+    }
+  }
+
+  return {
+    credit,
+    registerJobs: () => deps.jobs.register(FORWARD_JOB, forward),
+  };
+}
+
+export type Deposits = ReturnType<typeof createDeposits>;

@@ -1,0 +1,213 @@
+import type { AddressInfo } from 'node:net';
+import {
+  encodeToUrl,
+  getPayRequest,
+  getSignableLnurlpRequestPayload,
+  getSignedLnurlpRequestUrl,
+  InMemoryNonceValidator,
+  InMemoryPublicKeyCache,
+  fetchPublicKeyForVasp,
+  KycStatus,
+  LnurlpResponse,
+  PayReqResponse,
+  verifyPayReqResponseSignature,
+  verifyUmaLnurlpResponseSignature,
+  type LnurlpRequest,
+} from '@uma-sdk/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { balances, expectLedgerClean, newCustomer, type TestCustomer } from '../../../test/support/quotes.js';
+import { startFakeVasp, umaKeyPair, type FakeVasp } from '../../../test/support/uma-vasp.js';
+import { parseInvoice, preimageMatches } from './invoice.js';
+import { verifyUmaSignature } from './keys.js';
+import { settleRequestPayload, settleStatusPayload } from './settlement.js';
+
+/**
+ * Corridor as the receiving VASP, driven by a fake sending VASP that signs with its own key:
+ * genuine messages (made with the UMA SDK, as any other VASP would) are answered and verifiable,
+ * tampered, replayed and stale ones are refused with the protocol's error codes.
+ */
+let t: TestApp;
+let p: TestPlatform;
+let vasp: FakeVasp;
+let bob: TestCustomer;
+let domain: string;
+let receiverAddress: string;
+
+const http = (path: string, init?: RequestInit) => fetch(`http://${domain}${path}`, init).then(async (r) => ({ status: r.status, body: await r.json() }));
+const post = (path: string, body: unknown) => http(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+
+async function signedLnurlp(overrides: Partial<LnurlpRequest> = {}, key = vasp.privateKey): Promise<string> {
+  const request: LnurlpRequest = {
+    receiverAddress,
+    nonce: String(Math.random()).slice(2),
+    timestamp: new Date(),
+    vaspDomain: vasp.domain,
+    isSubjectToTravelRule: true,
+    umaVersion: '1.0',
+    signature: '',
+    ...overrides,
+  };
+  request.signature = await (await import('@uma-sdk/core')).signPayload(getSignableLnurlpRequestPayload(request), key);
+  const url = encodeToUrl(request);
+  return `${url.pathname}${url.search}`;
+}
+
+async function payRequest(overrides: { amount?: number; currency?: string; key?: Uint8Array; payerData?: Record<string, unknown> } = {}) {
+  const request = await getPayRequest({
+    receiverEncryptionPubKey: Buffer.from((await http('/.well-known/lnurlpubkey')).body.encryptionPubKey, 'hex'),
+    sendingVaspPrivateKey: overrides.key ?? vasp.privateKey,
+    receivingCurrencyCode: overrides.currency ?? 'USD',
+    amount: overrides.amount ?? 1_500,
+    isAmountInReceivingCurrency: true,
+    payerIdentifier: `$mallory@${vasp.domain}`,
+    payerKycStatus: KycStatus.Verified,
+    umaMajorVersion: 1,
+    payerData: { name: 'Mallory Sender', ...overrides.payerData },
+    requestedPayeeData: { identifier: { mandatory: true }, name: { mandatory: false } },
+  });
+  return request.toJsonString();
+}
+
+async function settleBody(invoice: string, options: { key?: Uint8Array; vaspDomain?: string; timestampSec?: number } = {}) {
+  const nonce = `n${Math.random()}`;
+  const timestampSec = options.timestampSec ?? Math.floor(Date.now() / 1000);
+  const signature = await (await import('@uma-sdk/core')).signPayload(settleRequestPayload(invoice, nonce, timestampSec), options.key ?? vasp.privateKey);
+  return { invoice, vaspDomain: options.vaspDomain ?? vasp.domain, signatureNonce: nonce, signatureTimestamp: timestampSec, signature };
+}
+
+beforeAll(async () => {
+  t = await startTestApp();
+  await t.corridor.app.listen({ port: 0, host: '127.0.0.1' });
+  domain = `127.0.0.1:${(t.corridor.app.server.address() as AddressInfo).port}`;
+  vasp = await startFakeVasp();
+  p = await t.createPlatform();
+  expect((await p.api.patch('/config', { umaDomain: domain })).status).toBe(200);
+  bob = await newCustomer(p, 'Bob Ode');
+  receiverAddress = `$bob@${domain}`;
+  expect((await p.api.patch(`/customers/${bob.id}`, { customerType: 'INDIVIDUAL', umaAddress: receiverAddress })).status).toBe(200);
+});
+afterAll(async () => {
+  await t.close();
+  await vasp.close();
+});
+
+describe('lnurlp requests from another VASP', () => {
+  it('answers a genuine request with a response the UMA SDK verifies against our published key', async () => {
+    const url = await getSignedLnurlpRequestUrl({ isSubjectToTravelRule: true, receiverAddress, senderVaspDomain: vasp.domain, signingPrivateKey: vasp.privateKey });
+    const res = await http(`${url.pathname}${url.search}`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const response = LnurlpResponse.parse(res.body);
+    expect(response.isUma()).toBe(true);
+    expect(response.callback).toBe(`http://${domain}/uma/payreq/%24bob`);
+    expect(response.currencies!.map((c) => c.code)).toEqual(['USD', 'EUR', 'MXN']);
+    expect(response.payerData).toMatchObject({ identifier: { mandatory: true }, compliance: { mandatory: true } });
+    const keys = await fetchPublicKeyForVasp({ cache: new InMemoryPublicKeyCache(), vaspDomain: domain });
+    expect(await verifyUmaLnurlpResponseSignature(response, keys, new InMemoryNonceValidator(0))).toBe(true);
+    // The same signed request again is a replay.
+    const replay = await http(`${url.pathname}${url.search}`);
+    expect(replay).toEqual({ status: 400, body: { status: 'ERROR', reason: expect.any(String), code: 'INVALID_NONCE' } });
+  });
+
+  it('refuses tampered, foreign-signed, stale and future-dated requests', async () => {
+    const genuine = await signedLnurlp();
+    const tampered = genuine.replace(/signature=([0-9a-f]{10})/, (_, hex: string) => `signature=${hex.slice(0, 9)}${hex[9] === '0' ? '1' : '0'}`);
+    expect(await http(tampered)).toMatchObject({ status: 401, body: { code: 'INVALID_SIGNATURE' } });
+    expect(await http(await signedLnurlp({}, umaKeyPair().privateKey))).toMatchObject({ status: 401, body: { code: 'INVALID_SIGNATURE' } });
+    expect(await http(await signedLnurlp({ timestamp: new Date(Date.now() - 10 * 60_000) }))).toMatchObject({ status: 400, body: { code: 'INVALID_TIMESTAMP' } });
+    expect(await http(await signedLnurlp({ timestamp: new Date(Date.now() + 10 * 60_000) }))).toMatchObject({ status: 400, body: { code: 'INVALID_TIMESTAMP' } });
+  });
+
+  it('answers the protocol\'s errors: unsupported version, plain LNURL, unknown user, unreachable sender keys', async () => {
+    const v9 = await http(await signedLnurlp({ umaVersion: '9.0' }));
+    expect(v9).toMatchObject({ status: 412, body: { code: 'UNSUPPORTED_UMA_VERSION', supportedMajorVersions: expect.arrayContaining([1]) } });
+    expect(await http('/.well-known/lnurlp/$bob')).toMatchObject({ status: 403, body: { code: 'NON_UMA_LNURL_NOT_SUPPORTED' } });
+    const nobody = (await signedLnurlp({ receiverAddress: `$nobody@${domain}` })).replace('$bob', '$nobody');
+    expect(await http(nobody)).toMatchObject({ status: 404, body: { code: 'USER_NOT_FOUND' } });
+    expect(await http(await signedLnurlp({ vaspDomain: '127.0.0.1:1' }))).toMatchObject({ status: 424, body: { code: 'COUNTERPARTY_PUBKEY_FETCH_ERROR' } });
+  });
+});
+
+describe('pay requests and settlement from another VASP', () => {
+  let invoice: string;
+
+  it('issues a signed invoice for exactly the requested amount', async () => {
+    const res = await post('/uma/payreq/$bob', await payRequest());
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const response = PayReqResponse.parse(res.body);
+    expect(response.converted).toMatchObject({ amount: 1_500, currencyCode: 'USD', decimals: 2, fee: 0 });
+    expect(response.payeeData).toMatchObject({ identifier: receiverAddress, name: 'Bob Ode' });
+    const keys = await fetchPublicKeyForVasp({ cache: new InMemoryPublicKeyCache(), vaspDomain: domain });
+    expect(await verifyPayReqResponseSignature(response, `$mallory@${vasp.domain}`, receiverAddress, keys, new InMemoryNonceValidator(0))).toBe(true);
+    expect(parseInvoice(response.pr)).toEqual({ paymentHash: expect.stringMatching(/^[0-9a-f]{64}$/), amountMsats: expect.any(Number) });
+    invoice = response.pr;
+  });
+
+  it('refuses replayed, forged and unacceptable pay requests', async () => {
+    const body = await payRequest();
+    expect((await post('/uma/payreq/$bob', body)).status).toBe(200);
+    expect(await post('/uma/payreq/$bob', body)).toMatchObject({ status: 400, body: { code: 'INVALID_NONCE' } });
+    expect(await post('/uma/payreq/$bob', await payRequest({ key: umaKeyPair().privateKey }))).toMatchObject({ status: 401, body: { code: 'INVALID_SIGNATURE' } });
+    expect(await post('/uma/payreq/$bob', await payRequest({ amount: 5 }))).toMatchObject({ status: 400, body: { code: 'AMOUNT_OUT_OF_RANGE' } });
+    expect(await post('/uma/payreq/$bob', await payRequest({ currency: 'GBP' }))).toMatchObject({ status: 400, body: { code: 'INVALID_CURRENCY' } });
+    expect(await post('/uma/payreq/$bob', { amount: 'lots' })).toMatchObject({ status: 400, body: { code: 'PARSE_PAYREQ_REQUEST_ERROR' } });
+    expect(await post('/uma/payreq/$nobody', await payRequest())).toMatchObject({ status: 404, body: { code: 'USER_NOT_FOUND' } });
+  });
+
+  it('refuses a pay request without the payer data the receiver requires', async () => {
+    const config = (await p.api.get('/config')).body;
+    const supportedCurrencies = config.supportedCurrencies.map((c: any) => ({
+      currencyCode: c.currencyCode,
+      minAmount: c.minAmount,
+      maxAmount: c.maxAmount,
+      enabledTransactionTypes: c.enabledTransactionTypes,
+      requiredCounterpartyFields: c.currencyCode === 'MXN' ? [{ name: 'BIRTH_DATE', mandatory: true }] : [],
+    }));
+    expect((await p.api.patch('/config', { supportedCurrencies })).status).toBe(200);
+    const refused = await post('/uma/payreq/$bob', await payRequest({ currency: 'MXN', amount: 20_000 }));
+    expect(refused).toMatchObject({ status: 400, body: { code: 'MISSING_MANDATORY_PAYER_DATA', missingFields: ['BIRTH_DATE'] } });
+    const given = await post('/uma/payreq/$bob', await payRequest({ currency: 'MXN', amount: 20_000, payerData: { birthDate: '1980-02-03' } }));
+    expect(given.status).toBe(200);
+  });
+
+  it('settles the invoice once: a signed SETTLED with the preimage, the customer credited once', async () => {
+    const first = await post('/uma/settle', await settleBody(invoice));
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body).toMatchObject({ status: 'SETTLED', preimage: expect.any(String) });
+    const { paymentHash } = parseInvoice(invoice)!;
+    expect(preimageMatches(first.body.preimage, paymentHash)).toBe(true);
+    const keys = (await http('/.well-known/lnurlpubkey')).body;
+    const payload = settleStatusPayload(paymentHash, 'SETTLED', first.body.preimage, first.body.signatureNonce, first.body.signatureTimestamp);
+    expect(verifyUmaSignature(payload, first.body.signature, Buffer.from(keys.signingPubKey, 'hex'))).toBe(true);
+    const again = await post('/uma/settle', await settleBody(invoice));
+    expect(again.body.status).toBe('SETTLED');
+    expect((await balances(t, bob.accounts.USD)).available).toBe(1_500);
+    const incoming = (await p.api.get('/transactions', { customerId: bob.id, type: 'INCOMING' })).body.data;
+    expect(incoming).toHaveLength(1);
+    expect(incoming[0]).toMatchObject({ status: 'COMPLETED', source: { umaAddress: `$mallory@${vasp.domain}` }, counterpartyInformation: { FULL_NAME: 'Mallory Sender' } });
+    await expectLedgerClean(t, p.platform.id);
+  });
+
+  it('refuses replayed, forged, misdirected and unknown settlements', async () => {
+    const body = await settleBody(invoice);
+    expect((await post('/uma/settle', body)).status).toBe(200);
+    expect(await post('/uma/settle', body)).toMatchObject({ status: 400, body: { code: 'INVALID_NONCE' } });
+    expect(await post('/uma/settle', await settleBody(invoice, { key: umaKeyPair().privateKey }))).toMatchObject({ status: 401, body: { code: 'INVALID_SIGNATURE' } });
+    expect(await post('/uma/settle', await settleBody(invoice, { timestampSec: Math.floor(Date.now() / 1000) - 3600 }))).toMatchObject({ status: 400, body: { code: 'INVALID_TIMESTAMP' } });
+    expect(await post('/uma/settle', await settleBody(invoice, { vaspDomain: 'other.example' }))).toMatchObject({ status: 403, body: { code: 'FORBIDDEN' } });
+    const stranger = invoice.replace(/pp5(.)/, (_, c: string) => `pp5${c === 'q' ? 'p' : 'q'}`);
+    expect(await post('/uma/settle', await settleBody(stranger))).toMatchObject({ status: expect.any(Number), body: { code: expect.stringMatching(/REQUEST_NOT_FOUND|INVALID_INVOICE/) } });
+    expect(await post('/uma/settle', await settleBody('lnbc1garbage'))).toMatchObject({ status: 400, body: { code: 'INVALID_INVOICE' } });
+    expect(await post('/uma/settle', { invoice })).toMatchObject({ status: 400, body: { code: 'INVALID_REQUEST_FORMAT' } });
+  });
+
+  it('fails an invoice paid after it expired, and credits nothing', async () => {
+    const res = await post('/uma/payreq/$bob', await payRequest({ amount: 700 }));
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const { paymentHash } = parseInvoice(res.body.pr)!;
+    await t.corridor.database.db.updateTable('uma_invoices').set({ expires_at: new Date(Date.now() - 1000) }).where('payment_hash', '=', paymentHash).execute();
+    const settled = await post('/uma/settle', await settleBody(res.body.pr));
+    expect(settled.body).toMatchObject({ status: 'FAILED', reason: 'INVOICE_EXPIRED' });
+    expect((await balances(t, bob.accounts.USD)).available).toBe(1_500);
+  });
+});

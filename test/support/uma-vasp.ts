@@ -1,0 +1,97 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { signPayload } from '@uma-sdk/core';
+
+/** One request the fake VASP got. */
+export interface VaspRequest {
+  method: string;
+  /** Path and query, as sent. */
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: any;
+}
+
+export interface VaspAnswer {
+  status?: number;
+  body?: unknown;
+}
+
+/** Answers a request; undefined falls through to the default (pubkey, else 404). */
+export type VaspHandler = (request: VaspRequest) => Promise<VaspAnswer | undefined> | VaspAnswer | undefined;
+
+/**
+ * A loopback stand-in for another UMA VASP: its own secp256k1 key (published at
+ * `/.well-known/lnurlpubkey` as raw keys, the pre-certificate form), and scripted answers for
+ * everything else. Tests use it to send Corridor forged, replayed or stale messages, and to answer
+ * Corridor's requests in ways a real Corridor never would.
+ */
+export interface FakeVasp {
+  /** `127.0.0.1:<port>`: its UMA domain. */
+  domain: string;
+  privateKey: Uint8Array;
+  publicKeyHex: string;
+  requests: VaspRequest[];
+  /** Replaces the scripted handler. */
+  handle(handler: VaspHandler): void;
+  /** When set, `/.well-known/lnurlpubkey` answers this status instead of the keys. */
+  pubkeyStatus?: number;
+  sign(payload: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+function keyPair(): { privateKey: Uint8Array; publicKeyHex: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'secp256k1' });
+  const jwk = publicKey.export({ format: 'jwk' });
+  const point = Buffer.concat([Buffer.from([4]), Buffer.from(jwk.x!, 'base64url'), Buffer.from(jwk.y!, 'base64url')]);
+  return { privateKey: new Uint8Array(Buffer.from(privateKey.export({ format: 'jwk' }).d!, 'base64url')), publicKeyHex: point.toString('hex') };
+}
+
+/** A fresh secp256k1 key pair as UMA uses them (raw private scalar, uncompressed public point hex). */
+export const umaKeyPair = keyPair;
+
+async function readBody(request: IncomingMessage): Promise<any> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return text;
+  }
+}
+
+export async function startFakeVasp(): Promise<FakeVasp> {
+  const keys = keyPair();
+  let handler: VaspHandler = () => undefined;
+  const vasp: FakeVasp = {
+    domain: '',
+    privateKey: keys.privateKey,
+    publicKeyHex: keys.publicKeyHex,
+    requests: [],
+    handle: (next) => {
+      handler = next;
+    },
+    sign: (payload) => signPayload(payload, keys.privateKey),
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+
+  async function respond(request: IncomingMessage, response: ServerResponse) {
+    const received: VaspRequest = { method: request.method ?? '', url: request.url ?? '', headers: request.headers, body: await readBody(request) };
+    vasp.requests.push(received);
+    let answer = await handler(received);
+    if (!answer && received.url.startsWith('/.well-known/lnurlpubkey')) {
+      answer = vasp.pubkeyStatus ? { status: vasp.pubkeyStatus, body: {} } : { body: { signingPubKey: vasp.publicKeyHex, encryptionPubKey: vasp.publicKeyHex } };
+    }
+    answer ??= { status: 404, body: { status: 'ERROR', reason: 'not found', code: 'USER_NOT_FOUND' } };
+    response.writeHead(answer.status ?? 200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify(answer.body ?? {}));
+  }
+
+  const server = createServer((request, response) => {
+    respond(request, response).catch(() => response.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  vasp.domain = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return vasp;
+}
