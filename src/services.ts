@@ -4,6 +4,7 @@ import type { Clock } from './core/clock.js';
 import { JobRunner } from './core/jobs.js';
 import type { Database } from './db/database.js';
 import { createAccountService } from './modules/accounts/service.js';
+import { createCryptoService } from './modules/crypto/service.js';
 import { createCustomerService } from './modules/customers/service.js';
 import { createDiscoveryService } from './modules/discovery/service.js';
 import { createExternalAccountService } from './modules/external-accounts/service.js';
@@ -138,7 +139,8 @@ export function createServices(deps: CoreDeps) {
   transactions.hooks.transitioned.push(agents.onTransactionChanged);
   customers.hooks.deleted.push(agents.deleteCustomerAgents);
 
-  return { jobs, platforms, webhooks, tokens, ledger, accounts, customers, discovery, externalAccounts, rates, wallets, transactions, incomingPayments, sandbox, transfers, quotes, agents, invitations, compliance, customerImport, uma };
+  const crypto = createCryptoService({ database, accounts, rates });
+  return { jobs, platforms, webhooks, tokens, ledger, accounts, customers, discovery, externalAccounts, rates, wallets, transactions, incomingPayments, sandbox, transfers, quotes, agents, invitations, compliance, customerImport, uma, crypto };
 }
 
 export type Services = ReturnType<typeof createServices>;

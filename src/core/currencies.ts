@@ -164,6 +164,8 @@ ZAR|2|R|South African Rand
 ZMW|2|ZK|Zambian Kwacha
 ZWL|2|Z$|Zimbabwean Dollar
 BTC|8|₿|Bitcoin
+ETH|18|Ξ|Ether
+SOL|9|SOL|Solana
 USDC|6|USDC|USD Coin
 USDT|6|USDT|Tether USD
 `;

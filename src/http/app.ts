@@ -8,6 +8,7 @@ import { migrationsApplied } from '../db/migrate.js';
 import { accountRoutes } from '../modules/accounts/routes.js';
 import { agentRoutes } from '../modules/agents/routes-agent.js';
 import { agentPlatformRoutes } from '../modules/agents/routes-platform.js';
+import { cryptoRoutes } from '../modules/crypto/routes.js';
 import { customerRoutes } from '../modules/customers/routes.js';
 import { complianceRoutes } from '../modules/compliance/routes.js';
 import { customerImportRoutes } from '../modules/customer-import/routes.js';
@@ -44,6 +45,7 @@ function registerApi(api: Api, services: Services): void {
   externalAccountRoutes(api, services);
   discoveryRoutes(api, services);
   rateRoutes(api, services);
+  cryptoRoutes(api, services);
   quoteRoutes(api, services);
   walletRoutes(api, services);
   webhookRoutes(api, services);

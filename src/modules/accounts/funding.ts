@@ -7,7 +7,7 @@ export const SANDBOX_BANK_NAME = 'Corridor Sandbox Bank';
 export const SANDBOX_ROUTING_NUMBER = '110000000';
 
 /** Crypto assets get INTERNAL_CRYPTO accounts; everything else is fiat. */
-const CRYPTO_CODES = new Set(['BTC', 'USDC', 'USDT']);
+const CRYPTO_CODES = new Set(['BTC', 'ETH', 'SOL', 'USDC', 'USDT']);
 
 export function isCryptoCurrency(code: string): boolean {
   return CRYPTO_CODES.has(code);

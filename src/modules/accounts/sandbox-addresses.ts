@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { base58CheckEncode, bech32Encode, toWords } from '../../core/encoding.js';
+import { ibanCheckDigits } from '../external-accounts/validators/europe.js';
 
 /** Deterministic, well-formed sandbox deposit details derived from a seed (an account id). */
 
@@ -15,9 +16,7 @@ export function seededDigits(seed: string, label: string, count: number): string
 
 /** An IBAN with a valid ISO 7064 mod-97 check. */
 export function iban(country: string, bban: string): string {
-  const numeric = `${bban}${country}00`.replace(/[A-Z]/g, (c) => String(c.charCodeAt(0) - 55));
-  const check = 98n - (BigInt(numeric) % 97n);
-  return `${country}${check.toString().padStart(2, '0')}${bban}`;
+  return `${country}${ibanCheckDigits(country, bban)}${bban}`;
 }
 
 /** A Mexican CLABE: 17 digits plus the weighted (3, 7, 1) check digit. */
@@ -70,7 +69,11 @@ export function tronAddress(seed: string): string {
   return base58CheckEncode(payload);
 }
 
-/** A Spark regtest address (bech32m, `sprt1…`) over a compressed-key-shaped payload. */
+/**
+ * A Spark regtest address (bech32m, `sprt1…`): a protobuf whose field 1 (tag 0x0a, 33 bytes)
+ * holds a compressed-key-shaped identity key, as Spark wallets encode it.
+ */
 export function sparkAddress(seed: string): string {
-  return bech32Encode('sprt', toWords(Buffer.concat([Buffer.from([0x02]), sha256(`spark:${seed}`)])), 'bech32m');
+  const identityKey = Buffer.concat([Buffer.from([0x02]), sha256(`spark:${seed}`)]);
+  return bech32Encode('sprt', toWords(Buffer.concat([Buffer.from([0x0a, identityKey.length]), identityKey])), 'bech32m');
 }

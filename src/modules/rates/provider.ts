@@ -88,6 +88,8 @@ export const BUILT_IN_PRICES: PriceTable = {
   },
   usdPerUnit: {
     BTC: '91500',
+    ETH: '3050',
+    SOL: '138',
     USDC: '1.0000',
     USDT: '1.0000',
   },
