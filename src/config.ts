@@ -49,6 +49,8 @@ export interface Config {
   walletEncryptionKey?: string;
   /** Domain of the sandbox's simulated UMA counterparties (`$success.usd@…`); lower case, optionally with a port. */
   sandboxUmaDomain: string;
+  /** Let UMA counterparty calls reach loopback and private addresses (local development only). */
+  umaAllowPrivateCounterparties: boolean;
   /** Where uploaded verification documents are stored (DOCUMENTS_DIR, else DATA_DIR/documents; a temp dir when DATA_DIR=memory). */
   documentsDir: string;
   /** Largest accepted verification document file. */
@@ -164,6 +166,7 @@ export function loadConfig(env: Env = process.env): Config {
     sessionLifetimeSeconds: integer(env, 'SESSION_LIFETIME_SECONDS', 900, 60, 86_400),
     walletEncryptionKey: hexKey(env, 'WALLET_ENCRYPTION_KEY'),
     sandboxUmaDomain: domainName(env, 'SANDBOX_UMA_DOMAIN', 'sandbox.uma.money'),
+    umaAllowPrivateCounterparties: boolean(env, 'UMA_ALLOW_PRIVATE_COUNTERPARTIES', false),
     documentsDir: env.DOCUMENTS_DIR || (dataDir === 'memory' ? join(tmpdir(), 'corridor-documents') : join(dataDir, 'documents')),
     documentMaxBytes: integer(env, 'DOCUMENT_MAX_BYTES', 10 * 1_048_576, 1024, 100 * 1_048_576),
     bulkImportMaxBytes: integer(env, 'BULK_IMPORT_MAX_BYTES', 5 * 1_048_576, 1024, 100 * 1_048_576),

@@ -77,6 +77,7 @@ export function createServices(deps: CoreDeps) {
     clock,
     log,
     sandboxUmaDomain: config.sandboxUmaDomain,
+    allowPrivateCounterparties: config.umaAllowPrivateCounterparties,
     sealer: walletKeys,
     jobs,
     platforms,

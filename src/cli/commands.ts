@@ -47,7 +47,7 @@ function out(line = ''): void {
 
 /** Runs a command against the database and services, without the HTTP app or workers. */
 async function withCorridor<T>(config: Config, work: (corridor: CorridorCore) => Promise<T>): Promise<T> {
-  const corridor = await createCore({ config: { ...config, logLevel: 'warn' } });
+  const corridor = await createCore({ config: { ...config, logLevel: 'error' } });
   try {
     return await work(corridor);
   } finally {

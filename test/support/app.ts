@@ -95,7 +95,8 @@ export interface TestApp {
 }
 
 export function testConfig(overrides: Partial<Config> = {}): Config {
-  return { ...loadConfig({ LOG_LEVEL: 'info', DATA_DIR: 'memory' }), ...overrides };
+  // Tests run UMA counterparties on loopback, which production configurations refuse to call.
+  return { ...loadConfig({ LOG_LEVEL: 'info', DATA_DIR: 'memory', UMA_ALLOW_PRIVATE_COUNTERPARTIES: 'true' }), ...overrides };
 }
 
 /** Builds the real app on this worker's shared database. */

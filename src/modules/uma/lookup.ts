@@ -16,12 +16,14 @@ import type { Authenticator } from './authentication.js';
 import type { UmaKeys } from './keys.js';
 import type { ProviderBook } from './providers.js';
 import { lookUpRemote } from './remote-lookup.js';
+import type { NetworkPolicy } from './counterparty.js';
 import * as repo from './repository.js';
 import type { ReceiverCurrency, SandboxOutcome } from './repository.js';
 import { SANDBOX_LIMITS, SANDBOX_PAYER_FIELDS, sandboxReceiver } from './sandbox.js';
 import type { ReceiverUmaLookupView, UmaLookupQuery } from './schemas.js';
 
 export interface UmaLookupDeps {
+  network: NetworkPolicy;
   database: Database;
   clock: Clock;
   sandboxDomain: string;

@@ -8,7 +8,7 @@ import type { QuoteRecord } from '../quotes/repository.js';
 import type { RailPlan } from '../rails/rail.js';
 import type { FailureDetail, FailureReason } from '../transactions/lifecycle.js';
 import { UmaAuthError, type Authenticator } from './authentication.js';
-import { callCounterparty, CounterpartyError, type HttpAnswer, type KeyDirectory } from './counterparty.js';
+import { callCounterparty, CounterpartyError, type HttpAnswer, type KeyDirectory, type NetworkPolicy } from './counterparty.js';
 import { parseInvoice } from './invoice.js';
 import type { UmaKeys } from './keys.js';
 import { toUmaData } from './payer-data.js';
@@ -19,6 +19,7 @@ import { sandboxPlan } from './sandbox.js';
 import type { Settlement } from './settlement.js';
 
 export interface PayerDeps {
+  network: NetworkPolicy;
   database: Database;
   clock: Clock;
   log?: Logger;
@@ -122,7 +123,7 @@ export function createUmaPayer(deps: PayerDeps) {
     });
     let answer: HttpAnswer;
     try {
-      answer = await callCounterparty(lookup.callback!, { method: 'POST', body: request.toJsonString() });
+      answer = await callCounterparty(lookup.callback!, { method: 'POST', body: request.toJsonString() }, deps.network);
     } catch (error) {
       if (error instanceof CounterpartyError) return { plan: failedPlan('PAY_REQUEST_FAILED', 'COUNTERPARTY_DELIVERY_FAILED') };
       throw error;

@@ -4,7 +4,7 @@ import type { Platform } from '../platform/service.js';
 import type { RequiredPayerField } from '../quotes/schemas.js';
 import type { UmaAddress } from './address.js';
 import { UmaAuthError, type Authenticator } from './authentication.js';
-import { baseUrlOf, callCounterparty, CounterpartyError, isLoopbackDomain, type HttpAnswer } from './counterparty.js';
+import { baseUrlOf, callCounterparty, CounterpartyError, isLoopbackDomain, type HttpAnswer, type NetworkPolicy } from './counterparty.js';
 import type { UmaKeys } from './keys.js';
 import { requiredFieldsFrom } from './payer-data.js';
 import type { ReceiverCurrency } from './repository.js';
@@ -84,7 +84,7 @@ async function checkSignature(auth: Authenticator, receiver: UmaAddress, respons
  * and its signed response checked against the receiver's published key.
  */
 export async function lookUpRemote(
-  deps: { keys: UmaKeys; auth: Authenticator },
+  deps: { keys: UmaKeys; auth: Authenticator; network: NetworkPolicy },
   platform: Platform,
   receiver: UmaAddress,
 ): Promise<RemoteReceiver> {
@@ -97,7 +97,7 @@ export async function lookUpRemote(
   });
   let answer: HttpAnswer;
   try {
-    answer = await callCounterparty(`${baseUrlOf(receiver.domain)}${signed.pathname}${signed.search}`, { method: 'GET' });
+    answer = await callCounterparty(`${baseUrlOf(receiver.domain)}${signed.pathname}${signed.search}`, { method: 'GET' }, deps.network);
   } catch (error) {
     if (error instanceof CounterpartyError) throw counterpartyFailure('LNURLP_REQUEST_FAILED', `lnurlp request to ${receiver.domain} failed: ${error.message}`);
     throw error;

@@ -32,6 +32,8 @@ export interface UmaServiceDeps {
   log?: Logger;
   /** Domain of the sandbox's simulated counterparties (config.sandboxUmaDomain). */
   sandboxUmaDomain: string;
+  /** Whether counterparty calls may reach loopback and private addresses (development only). */
+  allowPrivateCounterparties: boolean;
   /** Seals the platforms' UMA private keys at rest. */
   sealer: Sealer;
   jobs: JobRunner;
@@ -58,7 +60,8 @@ export interface UmaServiceDeps {
 export function createUmaService(deps: UmaServiceDeps) {
   const { database, clock, log } = deps;
   const keys = createUmaKeys({ database, clock, sealer: deps.sealer });
-  const directory = createKeyDirectory(clock);
+  const network = { allowPrivate: deps.allowPrivateCounterparties };
+  const directory = createKeyDirectory(clock, network);
   const auth = createAuthenticator({ database, clock, keys: directory });
   const providers = createProviderBook({ database, clock, log, sandboxDomain: deps.sandboxUmaDomain });
   const platformFor = createDomainDirectory(deps.platforms, clock);
@@ -66,11 +69,12 @@ export function createUmaService(deps: UmaServiceDeps) {
   const deposits = createDeposits({ ...receiverDeps, log, jobs: deps.jobs, incomingPayments: deps.incomingPayments, transactions: deps.transactions, transfers: deps.transfers });
   const lnurlp = createLnurlpHandlers({ ...receiverDeps, keys, auth, providers, platformFor });
   const settle = createSettleHandler({ ...receiverDeps, keys, auth, providers, platformFor, transactions: deps.transactions, deposits });
-  const settlement = createSettlement({ database, clock, log, jobs: deps.jobs, keys, auth, platforms: deps.platforms, resumeDelivery: (p, id) => deps.quotes().resumeDelivery(p, id) });
-  const payer = createUmaPayer({ database, clock, log, keys, directory, auth, customers: deps.customers, settlement });
+  const settlement = createSettlement({ database, clock, log, network, jobs: deps.jobs, keys, auth, platforms: deps.platforms, resumeDelivery: (p, id) => deps.quotes().resumeDelivery(p, id) });
+  const payer = createUmaPayer({ database, clock, log, network, keys, directory, auth, customers: deps.customers, settlement });
   const lookups = createUmaLookups({
     database,
     clock,
+    network,
     sandboxDomain: deps.sandboxUmaDomain,
     keys,
     auth,

@@ -9,7 +9,7 @@ import type { QuoteRecord } from '../quotes/repository.js';
 import type { RailPlan } from '../rails/rail.js';
 import type { FailureDetail } from '../transactions/lifecycle.js';
 import { UmaAuthError, type Authenticator } from './authentication.js';
-import { baseUrlOf, callCounterparty, CounterpartyError, type HttpAnswer } from './counterparty.js';
+import { baseUrlOf, callCounterparty, CounterpartyError, type HttpAnswer, type NetworkPolicy } from './counterparty.js';
 import { preimageMatches } from './invoice.js';
 import { signUma, type UmaKeys } from './keys.js';
 import * as repo from './repository.js';
@@ -44,6 +44,7 @@ function failureDetailFor(reason: string): FailureDetail {
 }
 
 export interface SettlementDeps {
+  network: NetworkPolicy;
   database: Database;
   clock: Clock;
   log?: Logger;
@@ -107,7 +108,7 @@ export function createSettlement(deps: SettlementDeps) {
       signature: await signUma(settleRequestPayload(payment.invoice, nonce, timestampSec), key),
     };
     try {
-      const answer = await callCounterparty(`${baseUrlOf(payment.receiverDomain)}/uma/settle`, { method: 'POST', body: JSON.stringify(body) });
+      const answer = await callCounterparty(`${baseUrlOf(payment.receiverDomain)}/uma/settle`, { method: 'POST', body: JSON.stringify(body) }, deps.network);
       return await readAnswer(payment, answer);
     } catch (error) {
       if (!(error instanceof CounterpartyError)) throw error;
