@@ -37,6 +37,8 @@ export interface Config {
   quoteLifetimeSeconds: number;
   /** Size of the PostgreSQL connection pool. */
   dbPoolSize: number;
+  /** Days a delivered, skipped or failed webhook event is kept in the outbox. */
+  eventRetentionDays: number;
   /** Whether this process runs the background workers (jobs, webhook delivery). */
   runWorkers: boolean;
   /** SMTP server for one-time-password emails (smtp: or smtps: URL); unset: the dev outbox. */
@@ -161,6 +163,7 @@ export function loadConfig(env: Env = process.env): Config {
     quoteLifetimeSeconds: integer(env, 'QUOTE_LIFETIME_SECONDS', 300, 10, 3600),
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 200),
     runWorkers: boolean(env, 'RUN_WORKERS', true),
+    eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 3650),
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     smtpFrom: emailAddress(env, 'SMTP_FROM', 'Corridor <no-reply@corridor.localhost>'),
     sessionLifetimeSeconds: integer(env, 'SESSION_LIFETIME_SECONDS', 900, 60, 86_400),

@@ -1,6 +1,7 @@
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './core/clock.js';
+import { pruneEvents } from './core/events.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { buildHttpApp } from './http/app.js';
@@ -84,7 +85,9 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
       services.jobs.start();
       services.webhooks.start();
       maintenance = setInterval(() => {
-        pruneIdempotencyKeys(database, clock.realNowMs()).catch((err) => log.warn({ err }, 'idempotency pruning failed'));
+        const nowMs = clock.realNowMs();
+        pruneIdempotencyKeys(database, nowMs).catch((err) => log.warn({ err }, 'idempotency pruning failed'));
+        pruneEvents(database.db, new Date(nowMs - config.eventRetentionDays * 86_400_000)).catch((err) => log.warn({ err }, 'event pruning failed'));
       }, MAINTENANCE_INTERVAL_MS).unref();
     },
     async close() {

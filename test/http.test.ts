@@ -149,6 +149,8 @@ describe('operational endpoints', () => {
     const response = await t.anonymous.get('/metrics');
     expect(response.status).toBe(200);
     expect(response.body).toContain('corridor_http_request_duration_seconds');
+    expect(response.body).toMatch(/corridor_backlog\{kind="dead_jobs"\} \d+/);
+    expect(response.body).toMatch(/corridor_backlog\{kind="pending_webhooks"\} \d+/);
   });
 
   it('/docs serves the reference UI', async () => {

@@ -78,3 +78,16 @@ export async function emitEvents(ex: Executor, platform: EventOwner, events: New
   await addToOutbox(ex, { events: rows });
   return rows.map((r) => r.id);
 }
+
+/**
+ * Deletes outbox rows that are done with (delivered, skipped or given up) and older than
+ * `before`. Events still being delivered are kept whatever their age.
+ */
+export async function pruneEvents(ex: Executor, before: Date): Promise<number> {
+  const result = await ex
+    .deleteFrom('events')
+    .where('delivery_state', 'in', ['DELIVERED', 'SKIPPED', 'FAILED'])
+    .where('created_at', '<', before)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows ?? 0);
+}

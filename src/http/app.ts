@@ -86,7 +86,7 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
     else parseJson(request, body as string, done);
   });
   installErrorHandling(app);
-  installMetrics(app);
+  installMetrics(app, deps.database);
 
   await app.register(fastifySwagger, {
     openapi: {

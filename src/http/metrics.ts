@@ -1,10 +1,39 @@
 import type { FastifyInstance } from 'fastify';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { sql } from 'kysely';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Database } from '../db/database.js';
 
-/** Prometheus metrics at GET /metrics: process defaults plus per-route request counts and latency. */
-export function installMetrics(app: FastifyInstance): Registry {
+/**
+ * Backlogs an operator should watch, read when /metrics is scraped: jobs that ran out of
+ * attempts (a payment step that will not happen on its own), jobs overdue, and webhooks waiting
+ * or given up.
+ */
+function installBacklogGauges(registry: Registry, database: Database): void {
+  new Gauge({
+    name: 'corridor_backlog',
+    help: 'Work waiting or stuck: dead_jobs, overdue_jobs (due over a minute ago), pending_webhooks, failed_webhooks.',
+    labelNames: ['kind'],
+    registers: [registry],
+    async collect() {
+      const { rows } = await sql<{ dead: number; overdue: number; pending: number; failed: number }>`
+        select (select count(*) from jobs where dead_at is not null)::int as dead,
+               (select count(*) from jobs where dead_at is null and due_at < now() - interval '1 minute')::int as overdue,
+               (select count(*) from events where delivery_state = 'PENDING')::int as pending,
+               (select count(*) from events where delivery_state = 'FAILED')::int as failed`.execute(database.db);
+      const row = rows[0];
+      this.set({ kind: 'dead_jobs' }, row.dead);
+      this.set({ kind: 'overdue_jobs' }, row.overdue);
+      this.set({ kind: 'pending_webhooks' }, row.pending);
+      this.set({ kind: 'failed_webhooks' }, row.failed);
+    },
+  });
+}
+
+/** Prometheus metrics at GET /metrics: process defaults, per-route request counts and latency, backlogs. */
+export function installMetrics(app: FastifyInstance, database: Database): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'corridor_' });
+  installBacklogGauges(registry, database);
   const duration = new Histogram({
     name: 'corridor_http_request_duration_seconds',
     help: 'HTTP request latency by route and status class.',

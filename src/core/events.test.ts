@@ -1,0 +1,36 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../test/support/app.js';
+import { systemClock } from './clock.js';
+import { emitEvents, pruneEvents } from './events.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t.close());
+
+describe('event outbox', () => {
+  it('events of a platform without a webhook endpoint are written SKIPPED, others PENDING', async () => {
+    const quiet = await t.createPlatform();
+    const hooked = await t.createPlatform();
+    await hooked.api.patch('/config', { webhookEndpoint: 'https://hooks.example.com/x' });
+    const { db } = t.corridor.database;
+    const [skipped] = await emitEvents(db, quiet.platform, [{ type: 'TEST', data: {} }], systemClock);
+    const [pending] = await emitEvents(db, hooked.platform, [{ type: 'TEST', data: {} }], systemClock);
+    const states = await db.selectFrom('events').select(['id', 'delivery_state']).where('id', 'in', [skipped, pending]).execute();
+    expect(Object.fromEntries(states.map((s) => [s.id, s.delivery_state]))).toEqual({ [skipped]: 'SKIPPED', [pending]: 'PENDING' });
+  });
+
+  it('pruning removes finished events older than the cut-off and keeps those still to deliver', async () => {
+    const quiet = await t.createPlatform();
+    const hooked = await t.createPlatform();
+    await hooked.api.patch('/config', { webhookEndpoint: 'https://hooks.example.com/x' });
+    const { db } = t.corridor.database;
+    const [old] = await emitEvents(db, quiet.platform, [{ type: 'TEST', data: {} }], systemClock);
+    const [waiting] = await emitEvents(db, hooked.platform, [{ type: 'TEST', data: {} }], systemClock);
+    expect(await pruneEvents(db, new Date(Date.now() - 60_000))).toBe(0);
+    expect(await pruneEvents(db, new Date(Date.now() + 60_000))).toBeGreaterThanOrEqual(1);
+    const left = (await db.selectFrom('events').select('id').where('id', 'in', [old, waiting]).execute()).map((r) => r.id);
+    expect(left).toEqual([waiting]);
+  });
+});
