@@ -22,14 +22,7 @@ declare module '../../db/schema.js' {
       updated_at: Date;
       deleted_at: Date | null;
     };
-    agent_device_codes: {
-      code_hash: string;
-      platform_id: string;
-      agent_id: string;
-      expires_at: Date;
-      redeemed_at: Date | null;
-      created_at: Date;
-    };
+    agent_device_codes: DeviceCodeRow;
   }
 }
 

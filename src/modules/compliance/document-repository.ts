@@ -4,23 +4,7 @@ import type { DocumentContentType, DocumentListQuery, DocumentType } from './doc
 
 declare module '../../db/schema.js' {
   interface DB {
-    documents: {
-      id: string;
-      platform_id: string;
-      holder_id: string;
-      customer_id: string;
-      document_type: DocumentType;
-      side: 'FRONT' | 'BACK' | null;
-      country: string;
-      document_number: string | null;
-      file_name: string;
-      content_type: DocumentContentType;
-      size_bytes: number;
-      sha256: string;
-      storage_key: string;
-      created_at: Date;
-      updated_at: Date;
-    };
+    documents: DocumentRow;
   }
 }
 

@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import type { Executor, Trx } from '../../db/database.js';
+import { sql, type Selectable } from 'kysely';
+import type { DB, Executor, Trx } from '../../db/database.js';
 import { toJson } from '../../db/database.js';
 import type { Json } from '../../db/schema.js';
 import { keysetPage } from '../../http/pagination.js';
@@ -35,22 +35,8 @@ declare module '../../db/schema.js' {
   }
 }
 
-export interface CustomerRow {
-  id: string;
-  platform_id: string;
-  platform_customer_id: string;
-  customer_type: CustomerType;
-  uma_address: string;
-  email: string | null;
-  region: string | null;
-  currencies: string[];
-  kyc_status: VerificationStatus | null;
-  kyb_status: VerificationStatus | null;
-  details: CustomerDetails;
-  is_deleted: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
+/** A customers row as read (the details column parsed). */
+export type CustomerRow = Selectable<DB['customers']>;
 
 /** Names of the unique indexes whose violations become 409s. */
 export const UNIQUE_PLATFORM_CUSTOMER_ID = 'customers_platform_customer_id';

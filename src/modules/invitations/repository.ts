@@ -3,23 +3,7 @@ import type { InvitationStatus } from './schemas.js';
 
 declare module '../../db/schema.js' {
   interface DB {
-    invitations: {
-      code: string;
-      platform_id: string;
-      inviter_customer_id: string;
-      inviter_uma: string;
-      invitee_uma: string | null;
-      first_name: string | null;
-      amount_to_send: number | null;
-      amount_currency: string | null;
-      status: InvitationStatus;
-      claimed_by_platform_id: string | null;
-      created_at: Date;
-      expires_at: Date | null;
-      claimed_at: Date | null;
-      cancelled_at: Date | null;
-      updated_at: Date;
-    };
+    invitations: InvitationRow;
   }
 }
 

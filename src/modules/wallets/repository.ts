@@ -152,33 +152,25 @@ export interface ActiveSession extends SessionRow {
   credential_created_at: Date;
 }
 
-/** Sessions of the account that are neither revoked nor expired at `now`, with their credential. */
-export async function activeSessions(ex: Executor, platformId: string, accountId: string, now: Date): Promise<ActiveSession[]> {
+/** Active sessions (neither revoked nor expired at `now`) of a platform, with their credential. */
+function activeSessionsQuery(ex: Executor, platformId: string, now: Date) {
   return ex
     .selectFrom('wallet_sessions as s')
     .innerJoin('wallet_credentials as c', 'c.id', 's.credential_id')
     .selectAll('s')
     .select(['c.type', 'c.nickname', 'c.created_at as credential_created_at'])
     .where('s.platform_id', '=', platformId)
-    .where('s.account_id', '=', accountId)
     .where('s.revoked_at', 'is', null)
-    .where('s.expires_at', '>', now)
-    .orderBy('s.created_at')
-    .orderBy('s.id')
-    .execute();
+    .where('s.expires_at', '>', now);
+}
+
+/** Sessions of the account that are active at `now`, oldest first. */
+export async function activeSessions(ex: Executor, platformId: string, accountId: string, now: Date): Promise<ActiveSession[]> {
+  return activeSessionsQuery(ex, platformId, now).where('s.account_id', '=', accountId).orderBy('s.created_at').orderBy('s.id').execute();
 }
 
 export async function findActiveSession(ex: Executor, platformId: string, id: string, now: Date): Promise<ActiveSession | undefined> {
-  return ex
-    .selectFrom('wallet_sessions as s')
-    .innerJoin('wallet_credentials as c', 'c.id', 's.credential_id')
-    .selectAll('s')
-    .select(['c.type', 'c.nickname', 'c.created_at as credential_created_at'])
-    .where('s.platform_id', '=', platformId)
-    .where('s.id', '=', id)
-    .where('s.revoked_at', 'is', null)
-    .where('s.expires_at', '>', now)
-    .executeTakeFirst();
+  return activeSessionsQuery(ex, platformId, now).where('s.id', '=', id).executeTakeFirst();
 }
 
 /** Revokes a session still active at `now`; false when it no longer is. */
