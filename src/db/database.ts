@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
+import { parseTimestamptz } from './timestamps.js';
 import type { DB } from './schema.js';
 
 export type { DB } from './schema.js';
@@ -18,6 +19,7 @@ export interface Database {
 
 // int8 columns hold amounts capped at 9e15 < 2^53, so JavaScript numbers represent them exactly.
 pg.types.setTypeParser(20, (value) => Number(value));
+pg.types.setTypeParser(1184, parseTimestamptz);
 
 export interface DatabaseOptions {
   databaseUrl?: string;
