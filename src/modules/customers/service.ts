@@ -57,11 +57,12 @@ function toCustomer(row: CustomerRow): Customer {
   };
 }
 
-/** Drops fields whose value is undefined, so views carry only what is known. */
+/** Drops fields whose value is undefined, so a spread of it never erases a known value. */
 function defined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
+/** The API view. Unknown fields stay undefined: serializers leave them out of the JSON. */
 export function present(c: Customer): CustomerView {
   const common = {
     id: c.id,
@@ -76,10 +77,10 @@ export function present(c: Customer): CustomerView {
     isDeleted: c.isDeleted,
   };
   if (c.customerType === 'BUSINESS') {
-    return defined({ customerType: 'BUSINESS', ...common, kybStatus: c.verificationStatus, businessInfo: c.businessInfo });
+    return { customerType: 'BUSINESS', ...common, kybStatus: c.verificationStatus, businessInfo: c.businessInfo };
   }
   const { fullName, birthDate, nationality } = c;
-  return defined({ customerType: 'INDIVIDUAL', ...common, kycStatus: c.verificationStatus, fullName, birthDate, nationality });
+  return { customerType: 'INDIVIDUAL', ...common, kycStatus: c.verificationStatus, fullName, birthDate, nationality };
 }
 
 /** The unique indexes guard against races a pre-check would miss; their violations become 409s. */
