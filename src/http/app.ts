@@ -32,6 +32,7 @@ import { installErrorHandling } from './errors.js';
 import { installIdempotency } from './idempotency.js';
 import { installMetrics } from './metrics.js';
 import type { Api } from './types.js';
+import { buildSerializer } from './serialization.js';
 import { buildValidator } from './validation.js';
 
 export const API_VERSION = '2025-10-13';
@@ -71,7 +72,7 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
     // Per-request lines only at debug: at info they would double the logging cost of every call.
     logController: new LogController({ disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace' }),
     return503OnClosing: true,
-    schemaController: { compilersFactory: { buildValidator: buildValidator as any } },
+    schemaController: { compilersFactory: { buildValidator: buildValidator as any, buildSerializer: buildSerializer as any } },
     genReqId: () => crypto.randomUUID(),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
