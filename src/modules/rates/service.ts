@@ -14,6 +14,7 @@ import {
   type PricedQuote,
   type PricingTerms,
 } from './pricing.js';
+import type { FeeSchedule } from '../platform/schemas.js';
 import { staticRateProvider, type RateProvider, type RateSnapshot } from './provider.js';
 import type { ExchangeRateQuery, ExchangeRateView } from './schemas.js';
 
@@ -109,8 +110,28 @@ function corridorsFor(query: ExchangeRateQuery, platform: Platform, rates: RateS
   );
 }
 
+/**
+ * Pricing terms per (rates snapshot, fee schedule, pair). Both keys are immutable objects that are
+ * replaced, never changed, so a new snapshot or a new schedule simply misses; the weak keys let
+ * old ones go. Without it, decimal arithmetic for every pair was ~40% of `GET /exchange-rates`.
+ */
+function createTermsCache() {
+  const bySnapshot = new WeakMap<RateSnapshot, WeakMap<FeeSchedule, Map<string, PricingTerms>>>();
+  return function termsFor(source: string, destination: string, fees: FeeSchedule, rates: RateSnapshot): PricingTerms {
+    let byFees = bySnapshot.get(rates);
+    if (!byFees) bySnapshot.set(rates, (byFees = new WeakMap()));
+    let byPair = byFees.get(fees);
+    if (!byPair) byFees.set(fees, (byPair = new Map()));
+    const key = `${source}>${destination}`;
+    let terms = byPair.get(key);
+    if (!terms) byPair.set(key, (terms = pricingTerms(source, destination, fees, rates)));
+    return terms;
+  };
+}
+
 export function createRateService(deps: RateServiceDeps) {
   const getRates = createRateCache(deps.provider ?? staticRateProvider(), deps.clock, deps.cacheTtlMs ?? DEFAULT_RATE_CACHE_TTL_MS);
+  const termsFor = createTermsCache();
 
   /** Prices a quote with the platform's fee schedule and the cached rates. */
   async function price(platform: Pick<Platform, 'fees'>, input: PriceInput): Promise<PricedQuote> {
@@ -124,7 +145,7 @@ export function createRateService(deps: RateServiceDeps) {
 
   function entry(platform: Platform, rates: RateSnapshot, source: string, destination: string, sendingAmount: number): ExchangeRateView {
     const config = platform.supportedCurrencies.find((c) => c.currencyCode === source)!;
-    const terms = pricingTerms(source, destination, platform.fees, rates);
+    const terms = termsFor(source, destination, platform.fees, rates);
     return {
       sourceCurrency: currency(source),
       destinationCurrency: currency(destination),
