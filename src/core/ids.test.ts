@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { isIdOf, newId, uuidv7 } from './ids.js';
+
+describe('uuidv7', () => {
+  it('is an RFC 9562 version 7 UUID carrying the time', () => {
+    const ms = Date.UTC(2026, 10, 22, 4, 30);
+    const id = uuidv7(ms);
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(parseInt(id.replace(/-/g, '').slice(0, 12), 16)).toBe(ms);
+  });
+
+  it('stays unique and ordered across a burst in one millisecond and many refills of the random pool', () => {
+    const ms = Date.now() + 60_000;
+    const ids = Array.from({ length: 5000 }, () => uuidv7(ms));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids.map((id) => id.slice(-12))).size).toBe(ids.length);
+  });
+});
+
+describe('ids', () => {
+  it('are typed and recognized by type', () => {
+    const id = newId('Customer');
+    expect(id.startsWith('Customer:')).toBe(true);
+    expect(isIdOf('Customer', id)).toBe(true);
+    expect(isIdOf('Quote', id)).toBe(false);
+    expect(isIdOf('Customer', `${id}x`)).toBe(false);
+  });
+});
