@@ -51,9 +51,11 @@ function successStatusOf(request: FastifyRequest): number {
   return codes.length > 0 ? Math.min(...codes) : 200;
 }
 
+/** What makes two requests the same: method, path, JSON body, and an uploaded file's bytes. */
 function requestHash(request: FastifyRequest): string {
   const path = request.url.split('?')[0];
-  return sha256Hex(`${request.method}\n${path}\n${JSON.stringify(request.body ?? null)}`);
+  const file = request.upload ? `\n${request.upload.sha256}` : '';
+  return sha256Hex(`${request.method}\n${path}\n${JSON.stringify(request.body ?? null)}${file}`);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { expectError } from '../../../test/support/quotes.js';
-import { expectStatus, PNG, sendForm } from '../../../test/support/verification.js';
+import { expectStatus, multipart, PNG, sendForm } from '../../../test/support/verification.js';
 import { parseCsv } from './csv.js';
 
 let t: TestApp;
@@ -10,6 +10,10 @@ let p: TestPlatform;
 const HEADER = 'umaAddress,platformCustomerId,customerType,fullName,birthDate,addressLine1,city,state,postalCode,country,email,businessLegalName,businessRegistrationNumber,platformAccountId';
 
 const csvFile = (text: string, contentType = 'text/csv') => ({ fileName: 'customers.csv', contentType, content: Buffer.from(text) });
+const form = (text: string) => {
+  const { payload, contentType } = multipart({}, [csvFile(text)]);
+  return { body: payload, headers: { 'content-type': contentType } };
+};
 const upload = (platform: TestPlatform, text: string, contentType?: string) => sendForm(platform, 'POST', '/customers/bulk/csv', {}, [csvFile(text, contentType)]);
 const job = async (platform: TestPlatform, id: string) => expectStatus(await platform.api.get(`/customers/bulk/jobs/${id}`), 200);
 const runJobs = (platform: TestPlatform) => t.corridor.services.jobs.runDue(platform.platform.id);
@@ -131,6 +135,21 @@ describe('POST /customers/bulk/csv', () => {
     const none = await sendForm(p, 'POST', '/customers/bulk/csv', { note: 'no file' });
     expectError(none, 400, 'INVALID_INPUT');
     expectError(await p.api.post('/customers/bulk/csv', { file: 'a,b' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('replays an upload retried with its Idempotency-Key, and refuses the key for a different file', async () => {
+    const send = (text: string) => {
+      const { body, headers } = form(text);
+      return p.api.request({ method: 'POST', path: '/customers/bulk/csv', body, headers: { ...headers, 'idempotency-key': 'csv-once' } });
+    };
+    const text = [HEADER, ',idem-1,INDIVIDUAL,Once Only,1980-02-02,1 Road,City,ST,12345,US,,,,'].join('\n');
+    const first = await send(text);
+    expect(first.status, JSON.stringify(first.body)).toBe(202);
+    const again = await send(text);
+    expect(again.status).toBe(202);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body.jobId).toBe(first.body.jobId);
+    expectError(await send(text.replace('Once Only', 'Twice Over')), 422, 'IDEMPOTENCY_KEY_MISMATCH');
   });
 
   it('jobs of other platforms, and unknown jobs, are 404', async () => {
