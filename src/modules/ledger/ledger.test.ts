@@ -96,6 +96,30 @@ describe('ledger transfers', () => {
     expect((await ledger().verify(db(), p.platform.id)).problems).toEqual([]);
   });
 
+  it('resolves exactly the transfers named, by id or by transaction, once, and only on their platform', async () => {
+    const account = await funded(1_000);
+    const rail = await ledger().systemAccount(p.platform.id, 'USD', 'RAIL_SETTLEMENT');
+    const hold = (amount: number) => ({ debit: account, credit: rail, amount, pending: true, code: 'PAYOUT' });
+    await db().transaction().execute((trx) => ledger().record(trx, p.platform, [hold(100), hold(200)], 'Transaction:pick-1'));
+    await db().transaction().execute((trx) => ledger().record(trx, p.platform, [hold(50)], 'Transaction:pick-2'));
+    const legs = await db().selectFrom('ledger_transfers').select(['id', 'amount']).where('transaction_id', '=', 'Transaction:pick-1').orderBy('amount').execute();
+
+    const other = await t.createPlatform();
+    const foreign = await db().transaction().execute((trx) => ledger().resolve(trx, other.platform, { transferIds: [legs[0].id], transactionId: 'Transaction:pick-1' }, 'POST'));
+    expect(foreign).toEqual([]);
+
+    const byId = await db().transaction().execute((trx) => ledger().resolve(trx, p.platform, { transferIds: [legs[0].id] }, 'POST'));
+    expect(byId).toEqual([{ accountId: account, available: 650, posted: 900 }]);
+
+    const racing = await Promise.all(
+      Array.from({ length: 8 }, () => db().transaction().execute((trx) => ledger().resolve(trx, p.platform, { transactionId: 'Transaction:pick-1' }, 'VOID'))),
+    );
+    expect(racing.filter((changes) => changes.length > 0)).toEqual([[{ accountId: account, available: 850, posted: 900 }]]);
+    const states = await db().selectFrom('ledger_transfers').select(['amount', 'state']).where('transaction_id', 'in', ['Transaction:pick-1', 'Transaction:pick-2']).orderBy('amount').execute();
+    expect(states).toEqual([{ amount: 50, state: 'PENDING' }, { amount: 100, state: 'POSTED' }, { amount: 200, state: 'VOIDED' }]);
+    expect((await ledger().verify(db(), p.platform.id)).problems).toEqual([]);
+  });
+
   it('refuses to overdraw, at the database level, leaving nothing behind', async () => {
     const account = await funded(500);
     const rail = await ledger().systemAccount(p.platform.id, 'USD', 'RAIL_SETTLEMENT');
