@@ -141,7 +141,7 @@ export const SCENARIOS = [
     // rail completes each transfer a second later in the background job runner.
     key: 'transfers.out',
     name: 'POST /transfer-out',
-    issue: 'money movement',
+    issue: 3,
     setup: transferAccounts,
     requests: (ctx) => {
       const { source, destination } = ctx.transferAccounts ?? { source: 'InternalAccount:bench', destination: 'ExternalAccount:bench' };

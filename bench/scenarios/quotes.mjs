@@ -7,7 +7,7 @@
 import { BENCH_ADDRESS, verifyCustomer } from './verification.mjs';
 
 const JSON_BODY = { 'content-type': 'application/json' };
-const ISSUE = 'money movement';
+const ISSUE = 3;
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
 
 /**

@@ -71,7 +71,7 @@ export function signedRetryScenario({ connections }) {
   return {
     key: 'wallets.signed-retry',
     name: 'Signed retry: 202 → signed request (add/revoke credential)',
-    issue: 'embedded wallets',
+    issue: 4,
     pairs: true,
     prism: false,
     async setup(ctx) {
