@@ -1,0 +1,68 @@
+// Agents paying from an embedded wallet: the owner's session signature is still required.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { agentPolicy, connectedAgent, type TestAgent } from '../../../test/support/agents.js';
+import { balances, usdAccount } from '../../../test/support/quotes.js';
+import { emailSession, expectError, newWallet, walletPlatform, type OpenedSession, type Wallet } from '../../../test/support/wallets.js';
+import { signPayload } from '../../wallet-client/index.js';
+
+let t: TestApp;
+let tp: TestPlatform;
+let wallet: Wallet;
+let session: OpenedSession;
+let agent: TestAgent;
+let bank: string;
+const FUNDS = 100_000;
+
+beforeAll(async () => {
+  t = await startTestApp();
+  tp = await walletPlatform(t, 'SANDBOX');
+  wallet = await newWallet(tp);
+  session = await emailSession(t, wallet);
+  await tp.api.post(`/sandbox/internal-accounts/${wallet.accountId}/fund`, { amount: FUNDS });
+  bank = await usdAccount(tp, wallet.customerId);
+  agent = await connectedAgent(t, tp, wallet.customerId, agentPolicy({ approvalThresholds: { currency: 'USD', amount: 3_000 } }));
+});
+afterAll(() => t.close());
+
+async function walletQuote(amount: number): Promise<{ id: string; payloadToSign: string }> {
+  const res = await agent.api.post('/agents/me/quotes', {
+    source: { sourceType: 'ACCOUNT', accountId: wallet.accountId },
+    destination: { destinationType: 'ACCOUNT', accountId: bank },
+    lockedCurrencySide: 'SENDING',
+    lockedCurrencyAmount: amount,
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return { id: res.body.id, payloadToSign: res.body.paymentInstructions[0].accountOrWalletInfo.payloadToSign };
+}
+
+describe('an agent paying from an embedded wallet', () => {
+  it('needs the owner\'s session signature to execute, and runs with it', async () => {
+    const quote = await walletQuote(1_000);
+    expectError(await agent.api.post(`/agents/me/quotes/${quote.id}/execute`), 401, 'UNAUTHORIZED');
+    expect(await balances(t, wallet.accountId)).toEqual({ available: FUNDS, posted: FUNDS });
+
+    const signed = await agent.api.post(`/agents/me/quotes/${quote.id}/execute`, undefined, {
+      'service-wallet-signature': signPayload(quote.payloadToSign, session.key),
+    });
+    expect(signed.status, JSON.stringify(signed.body)).toBe(200);
+    expect(signed.body).toMatchObject({ status: 'APPROVED', transaction: { agentId: agent.id } });
+    expect((await balances(t, wallet.accountId)).available).toBe(FUNDS - 1_000);
+  });
+
+  it('a held wallet payment fails on approval, which carries no signature, and moves no money', async () => {
+    const before = await balances(t, wallet.accountId);
+    const quote = await walletQuote(5_000);
+    const held = await agent.api.post(`/agents/me/quotes/${quote.id}/execute`, undefined, {
+      'service-wallet-signature': signPayload(quote.payloadToSign, session.key),
+    });
+    expect(held.status, JSON.stringify(held.body)).toBe(200);
+    expect(held.body.status).toBe('PENDING_APPROVAL');
+
+    const approved = await tp.api.post(`/agents/${agent.id}/actions/${held.body.id}/approve`);
+    expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+    expect(approved.body).toMatchObject({ status: 'FAILED', failureReason: 'UNAUTHORIZED' });
+    expect(await balances(t, wallet.accountId)).toEqual(before);
+    expect((await tp.api.get(`/quotes/${quote.id}`)).body.status).toBe('PENDING');
+  });
+});
