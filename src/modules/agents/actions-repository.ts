@@ -20,6 +20,7 @@ declare module '../../db/schema.js' {
       transaction_id: string | null;
       rejection_reason: string | null;
       failure_reason: string | null;
+      wallet_signature: string | null;
       spend_amount: number;
       spend_currency: string;
       spend_day: string;
@@ -43,6 +44,8 @@ export interface ActionRow {
   transaction_id: string | null;
   rejection_reason: string | null;
   failure_reason: string | null;
+  /** Held wallet-funded quote executions: the owner's Service-Wallet-Signature, for the approval. */
+  wallet_signature: string | null;
   spend_amount: number;
   spend_currency: string;
   spend_day: string;

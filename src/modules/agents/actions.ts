@@ -43,6 +43,8 @@ export interface Submission {
   request: SpendRequest;
   quote?: QuoteView;
   transferDetails?: TransferDetailsView;
+  /** The Service-Wallet-Signature the agent sent, kept if the action is held for approval. */
+  walletSignature?: string;
 }
 
 /** How to carry the action out through the quotes or transfers service. */
@@ -137,6 +139,7 @@ export function createActions(deps: ActionDeps) {
       transaction_id: transactionId,
       rejection_reason: null,
       failure_reason: null,
+      wallet_signature: status === 'PENDING_APPROVAL' ? (submission.walletSignature ?? null) : null,
       spend_amount: reserved.spend,
       spend_currency: reserved.spendCurrency,
       spend_day: reserved.period.day,
@@ -239,7 +242,7 @@ export function createActions(deps: ActionDeps) {
   function executionOf(row: ActionRow): Execution<QuoteView | TransactionView> {
     if (row.type === 'EXECUTE_QUOTE') {
       return {
-        perform: (ctx) => deps.quotes.executeQuote(ctx, row.quote_id!),
+        perform: (ctx) => deps.quotes.executeQuote(ctx, row.quote_id!, { 'service-wallet-signature': row.wallet_signature ?? undefined }),
         transactionIdOf: (r) => (r as QuoteView).transactionId,
         quoteOf: (r) => r as QuoteView,
       };

@@ -3,13 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { agentPolicy, connectedAgent, type TestAgent } from '../../../test/support/agents.js';
 import { balances, usdAccount } from '../../../test/support/quotes.js';
-import { emailSession, expectError, newWallet, walletPlatform, type OpenedSession, type Wallet } from '../../../test/support/wallets.js';
+import { emailSession, expectError, newWallet, signedRequest, verifyEmail, walletPlatform, type OpenedSession, type Wallet } from '../../../test/support/wallets.js';
 import { signPayload } from '../../wallet-client/index.js';
 
 let t: TestApp;
 let tp: TestPlatform;
 let wallet: Wallet;
-let session: OpenedSession;
+let session: OpenedSession & { credentialId: string };
 let agent: TestAgent;
 let bank: string;
 const FUNDS = 100_000;
@@ -50,19 +50,43 @@ describe('an agent paying from an embedded wallet', () => {
     expect((await balances(t, wallet.accountId)).available).toBe(FUNDS - 1_000);
   });
 
-  it('a held wallet payment fails on approval, which carries no signature, and moves no money', async () => {
+  it('a held wallet payment keeps the signature, and the approval executes with it', async () => {
     const before = await balances(t, wallet.accountId);
     const quote = await walletQuote(5_000);
-    const held = await agent.api.post(`/agents/me/quotes/${quote.id}/execute`, undefined, {
-      'service-wallet-signature': signPayload(quote.payloadToSign, session.key),
-    });
+    const signature = signPayload(quote.payloadToSign, session.key);
+    const held = await agent.api.post(`/agents/me/quotes/${quote.id}/execute`, undefined, { 'service-wallet-signature': signature });
     expect(held.status, JSON.stringify(held.body)).toBe(200);
     expect(held.body.status).toBe('PENDING_APPROVAL');
+    expect(JSON.stringify(held.body)).not.toContain(signature);
+    expect(JSON.stringify((await tp.api.get('/agents/approvals', { agentId: agent.id })).body)).not.toContain(signature);
 
     const approved = await tp.api.post(`/agents/${agent.id}/actions/${held.body.id}/approve`);
     expect(approved.status, JSON.stringify(approved.body)).toBe(200);
-    expect(approved.body).toMatchObject({ status: 'FAILED', failureReason: 'UNAUTHORIZED' });
+    expect(approved.body).toMatchObject({ status: 'APPROVED', transaction: { agentId: agent.id } });
+    expect((await balances(t, wallet.accountId)).available).toBe(before.available - 5_000);
+  });
+
+  it('a held wallet payment without a signature, or signed by a session revoked since, fails on approval and moves no money', async () => {
+    const before = await balances(t, wallet.accountId);
+    const unsigned = await walletQuote(4_000);
+    const heldUnsigned = await agent.api.post(`/agents/me/quotes/${unsigned.id}/execute`);
+    expect(heldUnsigned.body.status).toBe('PENDING_APPROVAL');
+
+    const second = await verifyEmail(t, wallet.api, session.credentialId, '000000');
+    const signed = await walletQuote(4_500);
+    const heldSigned = await agent.api.post(`/agents/me/quotes/${signed.id}/execute`, undefined, {
+      'service-wallet-signature': signPayload(signed.payloadToSign, second.key),
+    });
+    expect(heldSigned.body.status).toBe('PENDING_APPROVAL');
+    const revoked = await signedRequest(wallet.api, 'DELETE', `/auth/sessions/${second.id}`, undefined, session.key);
+    expect(revoked.response.status, JSON.stringify(revoked.response.body)).toBe(204);
+
+    for (const action of [heldUnsigned.body, heldSigned.body]) {
+      const approved = await tp.api.post(`/agents/${agent.id}/actions/${action.id}/approve`);
+      expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+      expect(approved.body).toMatchObject({ status: 'FAILED', failureReason: 'UNAUTHORIZED' });
+    }
     expect(await balances(t, wallet.accountId)).toEqual(before);
-    expect((await tp.api.get(`/quotes/${quote.id}`)).body.status).toBe('PENDING');
+    expect((await tp.api.get(`/quotes/${signed.id}`)).body.status).toBe('PENDING');
   });
 });

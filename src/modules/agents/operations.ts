@@ -113,7 +113,8 @@ export function createAgentOperations(deps: OperationDeps) {
       transactionIdOf: (r: QuoteView) => r.transactionId,
       quoteOf: (r: QuoteView) => r,
     };
-    return actions.submit(ctx, caller.agentId, quoteSubmission(quote), execution, respond);
+    const submission = { ...quoteSubmission(quote), walletSignature: headers['service-wallet-signature'] };
+    return actions.submit(ctx, caller.agentId, submission, execution, respond);
   }
 
   /** POST /agents/me/quotes. With immediatelyExecute the new quote is executed as an EXECUTE_QUOTE action. */
