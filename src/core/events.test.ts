@@ -33,4 +33,18 @@ describe('event outbox', () => {
     const left = (await db.selectFrom('events').select('id').where('id', 'in', [old, waiting]).execute()).map((r) => r.id);
     expect(left).toEqual([waiting]);
   });
+
+  it('an event is due the moment it is written, never a rounded-up millisecond later', async () => {
+    const hooked = await t.createPlatform();
+    await hooked.api.patch('/config', { webhookEndpoint: 'https://hooks.example.com/x' });
+    const { db } = t.corridor.database;
+    const early: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      const [id] = await emitEvents(db, hooked.platform, [{ type: 'TEST', data: {} }], systemClock);
+      const afterMs = Date.now();
+      const row = await db.selectFrom('events').select('next_attempt_at').where('id', '=', id).executeTakeFirstOrThrow();
+      if (row.next_attempt_at.getTime() > afterMs) early.push(row.next_attempt_at.getTime() - afterMs);
+    }
+    expect(early).toEqual([]);
+  });
 });
