@@ -140,7 +140,7 @@ export function createRateService(deps: RateServiceDeps) {
 
   /** Receiving major units per sending major unit after the platform's spread (for lookups). */
   async function estimateRate(platform: Pick<Platform, 'fees'>, from: string, to: string): Promise<number> {
-    return pricingTerms(from, to, platform.fees, await getRates()).exchangeRate.toNumber();
+    return termsFor(from, to, platform.fees, await getRates()).exchangeRate.toNumber();
   }
 
   function entry(platform: Platform, rates: RateSnapshot, source: string, destination: string, sendingAmount: number): ExchangeRateView {
