@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import type { Executor } from '../../db/database.js';
+import { sql, type Selectable } from 'kysely';
+import type { DB, Executor } from '../../db/database.js';
 import { toJson } from '../../db/database.js';
 import type { Json } from '../../db/schema.js';
 import { keysetPage } from '../../http/pagination.js';
@@ -20,6 +20,7 @@ declare module '../../db/schema.js' {
       transaction_id: string | null;
       rejection_reason: string | null;
       failure_reason: string | null;
+      /** Held wallet-funded quote executions: the owner's Service-Wallet-Signature, for the approval. */
       wallet_signature: string | null;
       spend_amount: number;
       spend_currency: string;
@@ -31,28 +32,8 @@ declare module '../../db/schema.js' {
   }
 }
 
-export interface ActionRow {
-  id: string;
-  platform_id: string;
-  agent_id: string;
-  customer_id: string;
-  platform_customer_id: string;
-  type: ActionType;
-  status: ActionStatus;
-  quote_id: string | null;
-  transfer_details: TransferDetailsView | null;
-  transaction_id: string | null;
-  rejection_reason: string | null;
-  failure_reason: string | null;
-  /** Held wallet-funded quote executions: the owner's Service-Wallet-Signature, for the approval. */
-  wallet_signature: string | null;
-  spend_amount: number;
-  spend_currency: string;
-  spend_day: string;
-  spend_month: string;
-  created_at: Date;
-  updated_at: Date;
-}
+/** An agent_actions row as read (transfer_details parsed). */
+export type ActionRow = Selectable<DB['agent_actions']>;
 
 /** The statuses whose spend counts against the limits. */
 export const COUNTING_STATUSES: ActionStatus[] = ['PENDING_APPROVAL', 'APPROVED'];
