@@ -12,10 +12,7 @@ export interface TestCustomer {
   accounts: Record<string, string>;
 }
 
-export function expectError(res: ApiResponse, status: number, code: string): void {
-  expect(res.body, `HTTP ${res.status}`).toMatchObject({ status, code, message: expect.any(String) });
-  expect(res.status).toBe(status);
-}
+export { expectError } from './errors.js';
 
 function expectStatus(res: ApiResponse, status: number): void {
   expect(res.status, JSON.stringify(res.body)).toBe(status);

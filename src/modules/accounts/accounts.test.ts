@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultCurrencyConfig } from '../platform/currency-defaults.js';
-import { startTestApp, type ApiResponse, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { expectError } from '../../../test/support/errors.js';
 import { SANDBOX_BANK_NAME } from './funding.js';
 
 let t: TestApp;
@@ -37,12 +38,6 @@ const info = (account: Account) => account.fundingPaymentInstructions[0].account
 function ibanIsValid(iban: string): boolean {
   const rearranged = `${iban.slice(4)}${iban.slice(0, 4)}`.replace(/[A-Z]/g, (c) => String(c.charCodeAt(0) - 55));
   return BigInt(rearranged) % 97n === 1n;
-}
-
-function expectError(res: ApiResponse, status: number, code: string, field?: string, constraint?: string) {
-  expect(res.status).toBe(status);
-  expect(res.body).toMatchObject({ status, code, message: expect.any(String) });
-  if (field) expect(res.body.details.errors).toContainEqual({ field, constraint, message: expect.any(String) });
 }
 
 beforeAll(async () => {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { agentPolicy, connectedAgent, type TestAgent } from '../../../test/support/agents.js';
 import { balances, usdAccount } from '../../../test/support/quotes.js';
-import { emailSession, expectError, newWallet, signedRequest, verifyEmail, walletPlatform, type OpenedSession, type Wallet } from '../../../test/support/wallets.js';
+import { emailSession, expectRefused, newWallet, signedRequest, verifyEmail, walletPlatform, type OpenedSession, type Wallet } from '../../../test/support/wallets.js';
 import { signPayload } from '../../wallet-client/index.js';
 
 let t: TestApp;
@@ -39,7 +39,7 @@ async function walletQuote(amount: number): Promise<{ id: string; payloadToSign:
 describe('an agent paying from an embedded wallet', () => {
   it('needs the owner\'s session signature to execute, and runs with it', async () => {
     const quote = await walletQuote(1_000);
-    expectError(await agent.api.post(`/agents/me/quotes/${quote.id}/execute`), 401, 'UNAUTHORIZED');
+    expectRefused(await agent.api.post(`/agents/me/quotes/${quote.id}/execute`), 401, 'UNAUTHORIZED');
     expect(await balances(t, wallet.accountId)).toEqual({ available: FUNDS, posted: FUNDS });
 
     const signed = await agent.api.post(`/agents/me/quotes/${quote.id}/execute`, undefined, {

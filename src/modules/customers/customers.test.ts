@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type ApiResponse, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { expectError } from '../../../test/support/errors.js';
 
 let t: TestApp;
 let a: TestPlatform;
@@ -31,12 +32,6 @@ const acme = {
 
 let seq = 0;
 const unique = (prefix: string) => `${prefix}-${Date.now()}-${++seq}`;
-
-function expectError(res: ApiResponse, status: number, code: string, field?: string, constraint?: string) {
-  expect(res.status).toBe(status);
-  expect(res.body).toMatchObject({ status, code, message: expect.any(String) });
-  if (field) expect(res.body.details.errors).toContainEqual({ field, constraint, message: expect.any(String) });
-}
 
 beforeAll(async () => {
   t = await startTestApp();

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type ApiResponse, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { expectError } from '../../../test/support/errors.js';
 import { ibanCheckDigits } from './validators/europe.js';
 
 let t: TestApp;
@@ -24,11 +25,6 @@ function usd(customerId: string | undefined, extra: Record<string, unknown> = {}
 }
 
 const wallet = { currency: 'USDC', accountInfo: { accountType: 'SOLANA_WALLET', address: '4Nd1m6Qkq7RfKuE5vQ9qP9Tn6H94Ueqb4xXHzsAbd8Wg' } };
-
-function expectError(res: ApiResponse, status: number, code: string) {
-  expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(res.body).toMatchObject({ status, code, message: expect.any(String) });
-}
 
 async function newCustomer(p: TestPlatform, fullName = 'Alice Walker'): Promise<string> {
   const res = await p.api.post('/customers', { customerType: 'INDIVIDUAL', fullName, region: 'US' });

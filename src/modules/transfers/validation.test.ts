@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiClient, startTestApp, type ApiResponse, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { apiClient, startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { expectError } from '../../../test/support/errors.js';
 
 let t: TestApp;
 let p: TestPlatform;
@@ -33,12 +34,6 @@ async function customer(platform: TestPlatform, fullName: string): Promise<strin
   const res = await platform.api.post('/customers', { customerType: 'INDIVIDUAL', fullName, region: 'US' });
   expect(res.status).toBe(201);
   return res.body.id;
-}
-
-function expectError(res: ApiResponse, status: number, code: string, field?: string) {
-  expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(res.body).toMatchObject({ status, code, message: expect.any(String) });
-  if (field) expect(res.body.details.errors.map((e: { field: string }) => e.field)).toContain(field);
 }
 
 async function countRows(table: 'transactions' | 'ledger_transfers' | 'jobs', platformId = p.platform.id): Promise<number> {

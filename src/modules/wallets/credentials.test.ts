@@ -5,7 +5,7 @@ import { startTestApp, type TestApp, type TestPlatform } from '../../../test/sup
 import { SoftwareAuthenticator } from '../../../test/support/webauthn-authenticator.js';
 import {
   emailSession,
-  expectError,
+  expectRefused,
   latestCode,
   newWallet,
   ORIGIN,
@@ -55,7 +55,7 @@ describe('embedded wallet accounts', () => {
     ] as const;
     for (const [settings, field] of cases) {
       const res = await sandbox.api.patch('/config', { embeddedWallets: settings });
-      expectError(res, 400, 'INVALID_INPUT');
+      expectRefused(res, 400, 'INVALID_INPUT');
       expect(res.body.details.errors.map((e: any) => e.field)).toContain(field);
     }
   });
@@ -100,7 +100,7 @@ describe('EMAIL_OTP on a sandbox platform', () => {
     const wallet = await newWallet(sandbox);
     const { credentialId } = await emailSession(t, wallet);
     const res = await wallet.api.post(`/auth/credentials/${credentialId}/verify`, { type: 'EMAIL_OTP', otp: '123456', clientPublicKey: generateClientKeyPair().publicKey });
-    expectError(res, 401, 'UNAUTHORIZED', 'Invalid OTP code');
+    expectRefused(res, 401, 'UNAUTHORIZED', 'Invalid OTP code');
   });
 
   it('sends a fresh code on /challenge, retires the old one, and rate limits re-issue', async () => {
@@ -113,11 +113,11 @@ describe('EMAIL_OTP on a sandbox platform', () => {
     const second = latestCode(t, created.body.id);
     if (first !== second) {
       const stale = await wallet.api.post(`/auth/credentials/${created.body.id}/verify`, { type: 'EMAIL_OTP', otp: first, clientPublicKey: generateClientKeyPair().publicKey });
-      expectError(stale, 401, 'UNAUTHORIZED', 'Invalid OTP code');
+      expectRefused(stale, 401, 'UNAUTHORIZED', 'Invalid OTP code');
     }
     expect((await wallet.api.post(`/auth/credentials/${created.body.id}/challenge`, {})).status).toBe(200);
     const limited = await wallet.api.post(`/auth/credentials/${created.body.id}/challenge`, {});
-    expectError(limited, 429, 'RATE_LIMITED');
+    expectRefused(limited, 429, 'RATE_LIMITED');
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(90);
     await sandbox.api.post('/sandbox/clock/advance', { seconds: 91 });
@@ -130,7 +130,7 @@ describe('EMAIL_OTP on a sandbox platform', () => {
     const code = latestCode(t, created.body.id);
     await sandbox.api.post('/sandbox/clock/advance', { seconds: 601 });
     const res = await wallet.api.post(`/auth/credentials/${created.body.id}/verify`, { type: 'EMAIL_OTP', otp: code, clientPublicKey: generateClientKeyPair().publicKey });
-    expectError(res, 401, 'UNAUTHORIZED', 'Invalid OTP code');
+    expectRefused(res, 401, 'UNAUTHORIZED', 'Invalid OTP code');
     expect(res.body.message).toMatch(/expired/);
   });
 
@@ -138,7 +138,7 @@ describe('EMAIL_OTP on a sandbox platform', () => {
     const customer = await sandbox.api.post('/customers', { customerType: 'INDIVIDUAL', fullName: 'No Mail' });
     const accounts = await sandbox.api.get('/customers/internal-accounts', { customerId: customer.body.id, type: 'EMBEDDED_WALLET' });
     const res = await sandbox.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: accounts.body.data[0].id });
-    expectError(res, 400, 'INVALID_INPUT');
+    expectRefused(res, 400, 'INVALID_INPUT');
     expect(res.body.details.errors[0].field).toBe('email');
   });
 });
@@ -188,7 +188,7 @@ describe('additional credentials (signed retry)', () => {
     const body = { type: 'OAUTH', accountId: wallet.accountId, oidcToken: unsignedGoogleToken() };
     const challenge = await wallet.api.post('/auth/credentials', body);
     const res = await wallet.api.post('/auth/credentials', body, { 'service-wallet-signature': 'bm90IGEgc2lnbmF0dXJl', 'request-id': challenge.body.requestId });
-    expectError(res, 401, 'UNAUTHORIZED', 'Invalid Grid-Wallet-Signature');
+    expectRefused(res, 401, 'UNAUTHORIZED', 'Invalid Grid-Wallet-Signature');
     const stillValid = await wallet.api.post('/auth/credentials', body, signedRetryHeaders(challenge.body, email.key));
     expect(stillValid.status).toBe(201);
   });
@@ -196,30 +196,30 @@ describe('additional credentials (signed retry)', () => {
   it('keeps one credential per type', async () => {
     const wallet = await newWallet(sandbox);
     const email = await emailSession(t, wallet);
-    expectError(await wallet.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId }), 400, 'EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS');
+    expectRefused(await wallet.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId }), 400, 'EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS');
     const authenticator = new SoftwareAuthenticator({ rpId: RP_ID, origin: ORIGIN });
     expect((await signedRequest(wallet.api, 'POST', '/auth/credentials', passkeyBody(wallet.accountId, authenticator), email.key)).response.status).toBe(201);
-    expectError(await wallet.api.post('/auth/credentials', passkeyBody(wallet.accountId, authenticator)), 400, 'PASSKEY_CREDENTIAL_ALREADY_EXISTS');
+    expectRefused(await wallet.api.post('/auth/credentials', passkeyBody(wallet.accountId, authenticator)), 400, 'PASSKEY_CREDENTIAL_ALREADY_EXISTS');
   });
 
   it('refuses a passkey registration whose challenge does not match, and a reused registration challenge', async () => {
     const wallet = await newWallet(sandbox);
     const body = passkeyBody(wallet.accountId, new SoftwareAuthenticator({ rpId: RP_ID, origin: ORIGIN }));
     const mismatched = await wallet.api.post('/auth/credentials', { ...body, challenge: 'b3RoZXItY2hhbGxlbmdl' });
-    expectError(mismatched, 400, 'INVALID_INPUT');
+    expectRefused(mismatched, 400, 'INVALID_INPUT');
     expect(mismatched.body.details.errors[0].field).toBe('attestation');
     expect((await wallet.api.post('/auth/credentials', body)).status).toBe(201);
     const elsewhere = await newWallet(sandbox);
     const reused = await elsewhere.api.post('/auth/credentials', { ...body, accountId: elsewhere.accountId });
-    expectError(reused, 400, 'INVALID_INPUT');
+    expectRefused(reused, 400, 'INVALID_INPUT');
     expect(reused.body.details.errors[0].field).toBe('challenge');
   });
 
   it('refuses an OAUTH token that is not a JWT or comes from an unknown issuer', async () => {
     const wallet = await newWallet(sandbox);
-    expectError(await wallet.api.post('/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: 'sandbox-valid-oidc-token' }), 400, 'INVALID_INPUT');
+    expectRefused(await wallet.api.post('/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: 'sandbox-valid-oidc-token' }), 400, 'INVALID_INPUT');
     const unknown = await wallet.api.post('/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: unsignedGoogleToken({ iss: 'https://idp.unknown.test' }) });
-    expectError(unknown, 400, 'INVALID_INPUT');
+    expectRefused(unknown, 400, 'INVALID_INPUT');
   });
 
   it('verifies OAUTH with the magic token and PASSKEY with the magic signature on sandbox only', async () => {
@@ -230,7 +230,7 @@ describe('additional credentials (signed retry)', () => {
     const verified = await wallet.api.post(`/auth/credentials/${oauth.body.id}/verify`, { type: 'OAUTH', oidcToken: 'sandbox-valid-oidc-token', clientPublicKey: client.publicKey });
     expect(verified.status).toBe(200);
     const wrong = await wallet.api.post(`/auth/credentials/${oauth.body.id}/verify`, { type: 'OAUTH', oidcToken: unsignedGoogleToken(), clientPublicKey: generateClientKeyPair().publicKey });
-    expectError(wrong, 401, 'UNAUTHORIZED', 'Invalid OIDC token');
+    expectRefused(wrong, 401, 'UNAUTHORIZED', 'Invalid OIDC token');
 
     const key = await decryptSessionKey(verified.body.encryptedSessionSigningKey, client.privateKey);
     const authenticator = new SoftwareAuthenticator({ rpId: RP_ID, origin: ORIGIN });
@@ -238,12 +238,12 @@ describe('additional credentials (signed retry)', () => {
     const challenged = await wallet.api.post(`/auth/credentials/${passkey.id}/challenge`, { clientPublicKey: generateClientKeyPair().publicKey });
     const assertion = { ...authenticator.assert(challenged.body.challenge), signature: 'c2lnbmF0dXJl' };
     const refused = await wallet.api.post(`/auth/credentials/${passkey.id}/verify`, { type: 'PASSKEY', assertion }, { 'request-id': challenged.body.requestId });
-    expectError(refused, 401, 'UNAUTHORIZED', 'Invalid passkey signature');
+    expectRefused(refused, 401, 'UNAUTHORIZED', 'Invalid passkey signature');
     const magic = { ...assertion, signature: 'sandbox-valid-passkey-signature' };
     const accepted = await wallet.api.post(`/auth/credentials/${passkey.id}/verify`, { type: 'PASSKEY', assertion: magic }, { 'request-id': challenged.body.requestId });
     expect(accepted.status).toBe(200);
     const noRequestId = await wallet.api.post(`/auth/credentials/${passkey.id}/verify`, { type: 'PASSKEY', assertion: magic });
-    expectError(noRequestId, 401, 'UNAUTHORIZED', 'Invalid passkey signature');
+    expectRefused(noRequestId, 401, 'UNAUTHORIZED', 'Invalid passkey signature');
   });
 });
 
@@ -251,22 +251,22 @@ describe('revoking a credential', () => {
   it('needs a session of another credential and keeps the last one', async () => {
     const wallet = await newWallet(sandbox);
     const email = await emailSession(t, wallet);
-    expectError(await wallet.api.delete(`/auth/credentials/${email.credentialId}`), 400, 'LAST_CREDENTIAL');
+    expectRefused(await wallet.api.delete(`/auth/credentials/${email.credentialId}`), 400, 'LAST_CREDENTIAL');
     const authenticator = new SoftwareAuthenticator({ rpId: RP_ID, origin: ORIGIN });
     const passkey = (await signedRequest(wallet.api, 'POST', '/auth/credentials', passkeyBody(wallet.accountId, authenticator), email.key)).response.body;
     const passkeyKey = (await passkeySession(wallet.api, passkey.id, authenticator)).key;
 
     const ownSession = await signedRequest(wallet.api, 'DELETE', `/auth/credentials/${email.credentialId}`, undefined, email.key);
     expect(ownSession.challenge.body.type).toBe('EMAIL_OTP');
-    expectError(ownSession.response, 401, 'UNAUTHORIZED', 'Invalid Grid-Wallet-Signature');
+    expectRefused(ownSession.response, 401, 'UNAUTHORIZED', 'Invalid Grid-Wallet-Signature');
 
     const revoked = await signedRequest(wallet.api, 'DELETE', `/auth/credentials/${email.credentialId}`, undefined, passkeyKey);
     expect(revoked.response.status).toBe(204);
     expect((await wallet.api.get('/auth/credentials', { accountId: wallet.accountId })).body.data.map((c: any) => c.type)).toEqual(['PASSKEY']);
     // The revoked credential's sessions ended with it.
     expect((await wallet.api.get('/auth/sessions', { accountId: wallet.accountId })).body.data.map((s: any) => s.type)).toEqual(['PASSKEY']);
-    expectError(await wallet.api.delete(`/auth/credentials/${passkey.id}`), 400, 'LAST_CREDENTIAL');
-    expectError(await wallet.api.delete(`/auth/credentials/${email.credentialId}`), 404, 'NOT_FOUND');
+    expectRefused(await wallet.api.delete(`/auth/credentials/${passkey.id}`), 400, 'LAST_CREDENTIAL');
+    expectRefused(await wallet.api.delete(`/auth/credentials/${email.credentialId}`), 404, 'NOT_FOUND');
   });
 });
 
@@ -274,29 +274,29 @@ describe('ids, tenancy and input', () => {
   it('hides other platforms\' wallets and credentials', async () => {
     const wallet = await newWallet(sandbox);
     const email = await emailSession(t, wallet);
-    expectError(await other.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId }), 404, 'NOT_FOUND');
+    expectRefused(await other.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId }), 404, 'NOT_FOUND');
     expect((await other.api.get('/auth/credentials', { accountId: wallet.accountId })).body).toEqual({ data: [] });
     expect((await other.api.get('/auth/sessions', { accountId: wallet.accountId })).body).toEqual({ data: [] });
-    expectError(await other.api.post(`/auth/credentials/${email.credentialId}/challenge`, {}), 404, 'NOT_FOUND');
-    expectError(await other.api.post(`/auth/credentials/${email.credentialId}/verify`, { type: 'EMAIL_OTP', otp: '000000', clientPublicKey: generateClientKeyPair().publicKey }), 404, 'NOT_FOUND');
-    expectError(await other.api.delete(`/auth/sessions/${email.id}`), 404, 'NOT_FOUND');
-    expectError(await other.api.post(`/internal-accounts/${wallet.accountId}/export`, { clientPublicKey: generateClientKeyPair().publicKey }), 404, 'NOT_FOUND');
+    expectRefused(await other.api.post(`/auth/credentials/${email.credentialId}/challenge`, {}), 404, 'NOT_FOUND');
+    expectRefused(await other.api.post(`/auth/credentials/${email.credentialId}/verify`, { type: 'EMAIL_OTP', otp: '000000', clientPublicKey: generateClientKeyPair().publicKey }), 404, 'NOT_FOUND');
+    expectRefused(await other.api.delete(`/auth/sessions/${email.id}`), 404, 'NOT_FOUND');
+    expectRefused(await other.api.post(`/internal-accounts/${wallet.accountId}/export`, { clientPublicKey: generateClientKeyPair().publicKey }), 404, 'NOT_FOUND');
   });
 
   it('validates bodies, account kinds and ids', async () => {
     const wallet = await newWallet(sandbox);
     const fiat = (await sandbox.api.get('/customers/internal-accounts', { customerId: wallet.customerId, type: 'INTERNAL_FIAT' })).body.data[0];
-    expectError(await sandbox.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: fiat.id }), 400, 'INVALID_INPUT');
-    expectError(await sandbox.api.post('/auth/credentials', { type: 'SMS', accountId: wallet.accountId }), 400, 'INVALID_INPUT');
-    expectError(await sandbox.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId, extra: 1 }), 400, 'INVALID_INPUT');
-    expectError(await sandbox.api.get('/auth/credentials', { accountId: 'nope' }), 400, 'INVALID_INPUT');
-    expectError(await sandbox.api.get('/auth/sessions', {}), 400, 'INVALID_INPUT');
-    expectError(await sandbox.api.post('/auth/credentials/AuthMethod:0193a1b2-0000-7000-8000-000000000000/challenge', {}), 404, 'NOT_FOUND');
-    expectError(await sandbox.api.delete('/auth/sessions/Session:0193a1b2-0000-7000-8000-000000000000'), 404, 'NOT_FOUND');
+    expectRefused(await sandbox.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: fiat.id }), 400, 'INVALID_INPUT');
+    expectRefused(await sandbox.api.post('/auth/credentials', { type: 'SMS', accountId: wallet.accountId }), 400, 'INVALID_INPUT');
+    expectRefused(await sandbox.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId, extra: 1 }), 400, 'INVALID_INPUT');
+    expectRefused(await sandbox.api.get('/auth/credentials', { accountId: 'nope' }), 400, 'INVALID_INPUT');
+    expectRefused(await sandbox.api.get('/auth/sessions', {}), 400, 'INVALID_INPUT');
+    expectRefused(await sandbox.api.post('/auth/credentials/AuthMethod:0193a1b2-0000-7000-8000-000000000000/challenge', {}), 404, 'NOT_FOUND');
+    expectRefused(await sandbox.api.delete('/auth/sessions/Session:0193a1b2-0000-7000-8000-000000000000'), 404, 'NOT_FOUND');
     const { credentialId } = await emailSession(t, wallet);
     const notOnCurve = `04${'1'.repeat(128)}`;
-    expectError(await sandbox.api.post(`/auth/credentials/${credentialId}/verify`, { type: 'EMAIL_OTP', otp: '000000', clientPublicKey: notOnCurve }), 400, 'INVALID_INPUT');
-    expectError(await sandbox.api.post(`/auth/credentials/${credentialId}/verify`, { type: 'OAUTH', oidcToken: 'x.y.z', clientPublicKey: generateClientKeyPair().publicKey }), 400, 'INVALID_INPUT');
-    expectError(await t.anonymous.get('/2025-10-13/auth/credentials', { accountId: wallet.accountId }), 401, 'UNAUTHORIZED');
+    expectRefused(await sandbox.api.post(`/auth/credentials/${credentialId}/verify`, { type: 'EMAIL_OTP', otp: '000000', clientPublicKey: notOnCurve }), 400, 'INVALID_INPUT');
+    expectRefused(await sandbox.api.post(`/auth/credentials/${credentialId}/verify`, { type: 'OAUTH', oidcToken: 'x.y.z', clientPublicKey: generateClientKeyPair().publicKey }), 400, 'INVALID_INPUT');
+    expectRefused(await t.anonymous.get('/2025-10-13/auth/credentials', { accountId: wallet.accountId }), 401, 'UNAUTHORIZED');
   });
 });

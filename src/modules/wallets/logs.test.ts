@@ -4,7 +4,7 @@ import { OidcIssuer } from '../../../test/support/oidc-issuer.js';
 import { SoftwareAuthenticator } from '../../../test/support/webauthn-authenticator.js';
 import {
   emailSession,
-  expectError,
+  expectRefused,
   latestCode,
   newWallet,
   ORIGIN,
@@ -37,7 +37,7 @@ describe('secrets in logs', () => {
     await wallet.api.post(`/auth/credentials/${email.credentialId}/challenge`, {});
     const code = latestCode(t, email.credentialId);
     const wrongCode = code === '999999' ? '888888' : '999999';
-    expectError(
+    expectRefused(
       await wallet.api.post(`/auth/credentials/${email.credentialId}/verify`, { type: 'EMAIL_OTP', otp: wrongCode, clientPublicKey: generateClientKeyPair().publicKey }),
       401,
       'UNAUTHORIZED',

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
-import { expectError, newWallet, verifyEmail, walletPlatform } from '../../../test/support/wallets.js';
+import { expectRefused, newWallet, verifyEmail, walletPlatform } from '../../../test/support/wallets.js';
 import { ConfigError, loadConfig } from '../../config.js';
 
 /** A loopback SMTP server that accepts every message and keeps its text. */
@@ -65,7 +65,7 @@ describe('one-time passwords by SMTP', () => {
     const created = await wallet.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId });
     expect(sink.messages.length).toBe(before);
     expect(t.corridor.services.wallets.outbox(wallet.tp.platform.id)[0]).toMatchObject({ credentialId: created.body.id, to: wallet.email });
-    expectError(await wallet.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId }), 400, 'EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS');
+    expectRefused(await wallet.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId }), 400, 'EMAIL_OTP_CREDENTIAL_ALREADY_EXISTS');
   });
 });
 

@@ -4,7 +4,7 @@ import { OidcIssuer } from '../../../test/support/oidc-issuer.js';
 import { SoftwareAuthenticator } from '../../../test/support/webauthn-authenticator.js';
 import {
   emailSession,
-  expectError,
+  expectRefused,
   latestCode,
   newWallet,
   ORIGIN,
@@ -41,9 +41,9 @@ describe('production EMAIL_OTP', () => {
     const created = await wallet.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId });
     const code = latestCode(t, created.body.id);
     const body = (otp: string) => ({ type: 'EMAIL_OTP', otp, clientPublicKey: generateClientKeyPair().publicKey });
-    expectError(await wallet.api.post(`/auth/credentials/${created.body.id}/verify`, body('000000')), 401, 'UNAUTHORIZED', 'Invalid OTP code');
+    expectRefused(await wallet.api.post(`/auth/credentials/${created.body.id}/verify`, body('000000')), 401, 'UNAUTHORIZED', 'Invalid OTP code');
     expect((await wallet.api.post(`/auth/credentials/${created.body.id}/verify`, body(code))).status).toBe(200);
-    expectError(await wallet.api.post(`/auth/credentials/${created.body.id}/verify`, body(code)), 401, 'UNAUTHORIZED', 'Invalid OTP code');
+    expectRefused(await wallet.api.post(`/auth/credentials/${created.body.id}/verify`, body(code)), 401, 'UNAUTHORIZED', 'Invalid OTP code');
   });
 
   it('burns the code after five wrong tries', async () => {
@@ -53,10 +53,10 @@ describe('production EMAIL_OTP', () => {
     const wrong = code === '111111' ? '222222' : '111111';
     for (let i = 0; i < 5; i++) {
       const res = await wallet.api.post(`/auth/credentials/${created.body.id}/verify`, { type: 'EMAIL_OTP', otp: wrong, clientPublicKey: generateClientKeyPair().publicKey });
-      expectError(res, 401, 'UNAUTHORIZED', 'Invalid OTP code');
+      expectRefused(res, 401, 'UNAUTHORIZED', 'Invalid OTP code');
     }
     const late = await wallet.api.post(`/auth/credentials/${created.body.id}/verify`, { type: 'EMAIL_OTP', otp: code, clientPublicKey: generateClientKeyPair().publicKey });
-    expectError(late, 401, 'UNAUTHORIZED', 'Invalid OTP code');
+    expectRefused(late, 401, 'UNAUTHORIZED', 'Invalid OTP code');
     expect(late.body.message).toMatch(/no code is pending/);
   });
 });
@@ -74,20 +74,20 @@ describe('production OAUTH', () => {
     expect((await decryptSessionKey(ok.body.encryptedSessionSigningKey, client.privateKey)).publicKey).toMatch(/^0[23]/);
 
     const reason = 'Invalid OIDC token';
-    expectError(await verify('sandbox-valid-oidc-token'), 401, 'UNAUTHORIZED', reason);
-    expectError(await verify(await issuer.token({ sub: 'alice', iat: now() - 120 })), 401, 'UNAUTHORIZED', reason);
-    expectError(await verify(await issuer.token({ sub: 'mallory' })), 401, 'UNAUTHORIZED', reason);
-    expectError(await verify(await issuer.token({ sub: 'alice', aud: 'another-client' })), 401, 'UNAUTHORIZED', reason);
-    expectError(await verify(await issuer.token({ sub: 'alice' }, await OidcIssuer.foreignKey())), 401, 'UNAUTHORIZED', reason);
-    expectError(await verify(await issuer.token({ sub: 'alice', iss: 'https://accounts.google.com' })), 401, 'UNAUTHORIZED', reason);
+    expectRefused(await verify('sandbox-valid-oidc-token'), 401, 'UNAUTHORIZED', reason);
+    expectRefused(await verify(await issuer.token({ sub: 'alice', iat: now() - 120 })), 401, 'UNAUTHORIZED', reason);
+    expectRefused(await verify(await issuer.token({ sub: 'mallory' })), 401, 'UNAUTHORIZED', reason);
+    expectRefused(await verify(await issuer.token({ sub: 'alice', aud: 'another-client' })), 401, 'UNAUTHORIZED', reason);
+    expectRefused(await verify(await issuer.token({ sub: 'alice' }, await OidcIssuer.foreignKey())), 401, 'UNAUTHORIZED', reason);
+    expectRefused(await verify(await issuer.token({ sub: 'alice', iss: 'https://accounts.google.com' })), 401, 'UNAUTHORIZED', reason);
   });
 
   it('refuses stale tokens and unlisted issuers on create', async () => {
     const wallet = await newWallet(production);
     const stale = await wallet.api.post('/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: await issuer.token({ iat: now() - 61 - 5 }) });
-    expectError(stale, 401, 'UNAUTHORIZED', 'Invalid OIDC token');
+    expectRefused(stale, 401, 'UNAUTHORIZED', 'Invalid OIDC token');
     const google = await wallet.api.post('/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: await issuer.token({ iss: 'https://accounts.google.com' }) });
-    expectError(google, 400, 'INVALID_INPUT');
+    expectRefused(google, 400, 'INVALID_INPUT');
   });
 });
 
@@ -106,27 +106,27 @@ describe('production PASSKEY', () => {
     const verify = (a: object, requestId = challenged.body.requestId) =>
       wallet.api.post(`/auth/credentials/${created.body.id}/verify`, { type: 'PASSKEY', assertion: a }, { 'request-id': requestId });
     const reason = 'Invalid passkey signature';
-    expectError(await verify({ ...assertion, signature: 'sandbox-valid-passkey-signature' }), 401, 'UNAUTHORIZED', reason);
-    expectError(await verify(authenticator.assert(challenged.body.challenge, { origin: 'https://evil.test' })), 401, 'UNAUTHORIZED', reason);
-    expectError(await verify(authenticator.assert('d3JvbmctY2hhbGxlbmdl')), 401, 'UNAUTHORIZED', reason);
+    expectRefused(await verify({ ...assertion, signature: 'sandbox-valid-passkey-signature' }), 401, 'UNAUTHORIZED', reason);
+    expectRefused(await verify(authenticator.assert(challenged.body.challenge, { origin: 'https://evil.test' })), 401, 'UNAUTHORIZED', reason);
+    expectRefused(await verify(authenticator.assert('d3JvbmctY2hhbGxlbmdl')), 401, 'UNAUTHORIZED', reason);
     const ok = await verify(assertion);
     expect(ok.status).toBe(200);
     expect((await decryptSessionKey(ok.body.encryptedSessionSigningKey, client.privateKey)).privateKey).toHaveLength(64);
     // The same assertion again: its request id is used up.
-    expectError(await verify(assertion), 401, 'UNAUTHORIZED', reason);
+    expectRefused(await verify(assertion), 401, 'UNAUTHORIZED', reason);
     // An old counter on a fresh challenge: a cloned authenticator.
     const fresh = await wallet.api.post(`/auth/credentials/${created.body.id}/challenge`, { clientPublicKey: client.publicKey });
-    expectError(await verify(authenticator.assert(fresh.body.challenge, { counter: 1 }), fresh.body.requestId), 401, 'UNAUTHORIZED', reason);
+    expectRefused(await verify(authenticator.assert(fresh.body.challenge, { counter: 1 }), fresh.body.requestId), 401, 'UNAUTHORIZED', reason);
   });
 
   it('requires the relying party settings and a valid origin', async () => {
     const bare = await walletPlatform(t, 'PRODUCTION');
     const wallet = await newWallet(bare);
     const authenticator = new SoftwareAuthenticator({ rpId: RP_ID, origin: ORIGIN });
-    expectError(await wallet.api.post('/auth/credentials', passkeyBody(wallet.accountId, authenticator)), 400, 'INVALID_INPUT');
+    expectRefused(await wallet.api.post('/auth/credentials', passkeyBody(wallet.accountId, authenticator)), 400, 'INVALID_INPUT');
     const elsewhere = new SoftwareAuthenticator({ rpId: RP_ID, origin: 'https://evil.test' });
     const onProduction = await newWallet(production);
-    expectError(await onProduction.api.post('/auth/credentials', passkeyBody(onProduction.accountId, elsewhere)), 400, 'INVALID_INPUT');
+    expectRefused(await onProduction.api.post('/auth/credentials', passkeyBody(onProduction.accountId, elsewhere)), 400, 'INVALID_INPUT');
   });
 
   it('refuses the sandbox signature on signed retries', async () => {
@@ -136,7 +136,7 @@ describe('production PASSKEY', () => {
     const challenge = await wallet.api.post('/auth/credentials', body);
     expect(challenge.status).toBe(202);
     const magic = await wallet.api.post('/auth/credentials', body, { 'service-wallet-signature': 'sandbox-valid-signature', 'request-id': challenge.body.requestId });
-    expectError(magic, 401, 'UNAUTHORIZED', 'Invalid Grid-Wallet-Signature');
+    expectRefused(magic, 401, 'UNAUTHORIZED', 'Invalid Grid-Wallet-Signature');
     expect((await signedRequest(wallet.api, 'POST', '/auth/credentials', body, email.key)).response.status).toBe(201);
   });
 });

@@ -3,7 +3,7 @@ import { validateMnemonic } from '@scure/bip39';
 import { wordlist } from '@scure/bip39/wordlists/english.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
-import { emailSession, expectError, newWallet, signedRequest, verifyEmail, walletPlatform, type Wallet } from '../../../test/support/wallets.js';
+import { emailSession, expectRefused, newWallet, signedRequest, verifyEmail, walletPlatform, type Wallet } from '../../../test/support/wallets.js';
 import { buildStamp, decryptWalletExport, generateClientKeyPair, signedRetryHeaders, signPayload } from '../../wallet-client/index.js';
 
 let t: TestApp;
@@ -30,17 +30,17 @@ describe('signed retries', () => {
     const reason = 'Invalid Grid-Wallet-Signature';
     const headers = (signature: string, requestId = challenge.body.requestId) => ({ 'service-wallet-signature': signature, 'request-id': requestId });
     const tampered = challenge.body.payloadToSign.replace('EXPORT_WALLET', 'EXPORT_WALLEt');
-    expectError(await wallet.api.post(exportPath(wallet), body, headers(signPayload(tampered, mine.key))), 401, 'UNAUTHORIZED', reason);
-    expectError(await wallet.api.post(exportPath(wallet), body, headers(buildStamp(challenge.body.payloadToSign, stranger.key))), 401, 'UNAUTHORIZED', reason);
+    expectRefused(await wallet.api.post(exportPath(wallet), body, headers(signPayload(tampered, mine.key))), 401, 'UNAUTHORIZED', reason);
+    expectRefused(await wallet.api.post(exportPath(wallet), body, headers(buildStamp(challenge.body.payloadToSign, stranger.key))), 401, 'UNAUTHORIZED', reason);
     const otherKey = { clientPublicKey: generateClientKeyPair().publicKey };
-    expectError(await wallet.api.post(exportPath(wallet), otherKey, headers(buildStamp(challenge.body.payloadToSign, mine.key))), 401, 'UNAUTHORIZED');
-    expectError(await wallet.api.post(exportPath(wallet), body, headers(buildStamp(challenge.body.payloadToSign, mine.key), '0193a1b2-0000-7000-8000-000000000000')), 401, 'UNAUTHORIZED');
-    expectError(await wallet.api.post(exportPath(wallet), body, { 'request-id': challenge.body.requestId }), 401, 'UNAUTHORIZED');
+    expectRefused(await wallet.api.post(exportPath(wallet), otherKey, headers(buildStamp(challenge.body.payloadToSign, mine.key))), 401, 'UNAUTHORIZED');
+    expectRefused(await wallet.api.post(exportPath(wallet), body, headers(buildStamp(challenge.body.payloadToSign, mine.key), '0193a1b2-0000-7000-8000-000000000000')), 401, 'UNAUTHORIZED');
+    expectRefused(await wallet.api.post(exportPath(wallet), body, { 'request-id': challenge.body.requestId }), 401, 'UNAUTHORIZED');
 
     const ok = await wallet.api.post(exportPath(wallet), body, headers(buildStamp(challenge.body.payloadToSign, mine.key)));
     expect(ok.status).toBe(200);
     const reused = await wallet.api.post(exportPath(wallet), body, headers(buildStamp(challenge.body.payloadToSign, mine.key)));
-    expectError(reused, 401, 'UNAUTHORIZED');
+    expectRefused(reused, 401, 'UNAUTHORIZED');
     expect(reused.body.message).toMatch(/already been used/);
   });
 
@@ -51,10 +51,10 @@ describe('signed retries', () => {
     const challenge = await wallet.api.post(exportPath(wallet), body);
     const revoke = await wallet.api.delete(`/auth/sessions/${session.id}`);
     const crossed = await wallet.api.request({ method: 'DELETE', path: `/auth/sessions/${session.id}`, headers: signedRetryHeaders(challenge.body, session.key) });
-    expectError(crossed, 401, 'UNAUTHORIZED');
+    expectRefused(crossed, 401, 'UNAUTHORIZED');
     await sandbox.api.post('/sandbox/clock/advance', { seconds: 301 });
     const late = await wallet.api.post(exportPath(wallet), body, signedRetryHeaders(challenge.body, session.key));
-    expectError(late, 401, 'UNAUTHORIZED');
+    expectRefused(late, 401, 'UNAUTHORIZED');
     expect(late.body.message).toMatch(/expired/);
     expect(revoke.status).toBe(202);
   });
@@ -62,7 +62,7 @@ describe('signed retries', () => {
   it('answers 401 when the account has no session to sign with', async () => {
     const wallet = await newWallet(sandbox);
     await wallet.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId });
-    expectError(await wallet.api.post(exportPath(wallet), { clientPublicKey: generateClientKeyPair().publicKey }), 401, 'UNAUTHORIZED');
+    expectRefused(await wallet.api.post(exportPath(wallet), { clientPublicKey: generateClientKeyPair().publicKey }), 401, 'UNAUTHORIZED');
   });
 
   it('leaves an Idempotency-Key free for the signed retry, and replays the signed result', async () => {
@@ -88,8 +88,8 @@ describe('sessions', () => {
     expect((await wallet.api.get('/auth/sessions', { accountId: wallet.accountId })).body.data).toHaveLength(1);
     await sandbox.api.post('/sandbox/clock/advance', { seconds: 15 * 60 + 1 });
     expect((await wallet.api.get('/auth/sessions', { accountId: wallet.accountId })).body.data).toEqual([]);
-    expectError(await wallet.api.delete(`/auth/sessions/${session.id}`), 404, 'NOT_FOUND');
-    expectError(await wallet.api.post(exportPath(wallet), { clientPublicKey: generateClientKeyPair().publicKey }), 401, 'UNAUTHORIZED');
+    expectRefused(await wallet.api.delete(`/auth/sessions/${session.id}`), 404, 'NOT_FOUND');
+    expectRefused(await wallet.api.post(exportPath(wallet), { clientPublicKey: generateClientKeyPair().publicKey }), 401, 'UNAUTHORIZED');
     // EMAIL_OTP re-authentication: /challenge, then /verify with the new code and a fresh key.
     expect((await wallet.api.post(`/auth/credentials/${session.credentialId}/challenge`, {})).status).toBe(200);
     const again = await verifyEmail(t, wallet.api, session.credentialId);
@@ -107,10 +107,10 @@ describe('sessions', () => {
     expect((await wallet.api.get('/auth/sessions', { accountId: wallet.accountId })).body.data.map((s: any) => s.id)).toEqual([second.id]);
     const body = { clientPublicKey: generateClientKeyPair().publicKey };
     const challenge = await wallet.api.post(exportPath(wallet), body);
-    expectError(await wallet.api.post(exportPath(wallet), body, signedRetryHeaders(challenge.body, first.key)), 401, 'UNAUTHORIZED', 'Invalid Grid-Wallet-Signature');
+    expectRefused(await wallet.api.post(exportPath(wallet), body, signedRetryHeaders(challenge.body, first.key)), 401, 'UNAUTHORIZED', 'Invalid Grid-Wallet-Signature');
     const self = await signedRequest(wallet.api, 'DELETE', `/auth/sessions/${second.id}`, undefined, second.key);
     expect(self.response.status).toBe(204);
-    expectError(await wallet.api.delete(`/auth/sessions/${second.id}`), 404, 'NOT_FOUND');
+    expectRefused(await wallet.api.delete(`/auth/sessions/${second.id}`), 404, 'NOT_FOUND');
   });
 });
 
@@ -145,8 +145,8 @@ describe('wallet export', () => {
   it('is only for embedded wallets', async () => {
     const wallet = await newWallet(sandbox);
     const fiat = (await sandbox.api.get('/customers/internal-accounts', { customerId: wallet.customerId, type: 'INTERNAL_FIAT' })).body.data[0];
-    expectError(await sandbox.api.post(`/internal-accounts/${fiat.id}/export`, { clientPublicKey: generateClientKeyPair().publicKey }), 400, 'INVALID_INPUT');
-    expectError(await sandbox.api.post('/internal-accounts/InternalAccount:0193a1b2-0000-7000-8000-000000000000/export', { clientPublicKey: generateClientKeyPair().publicKey }), 404, 'NOT_FOUND');
-    expectError(await sandbox.api.post(exportPath(wallet), { clientPublicKey: 'abc' }), 400, 'INVALID_INPUT');
+    expectRefused(await sandbox.api.post(`/internal-accounts/${fiat.id}/export`, { clientPublicKey: generateClientKeyPair().publicKey }), 400, 'INVALID_INPUT');
+    expectRefused(await sandbox.api.post('/internal-accounts/InternalAccount:0193a1b2-0000-7000-8000-000000000000/export', { clientPublicKey: generateClientKeyPair().publicKey }), 404, 'NOT_FOUND');
+    expectRefused(await sandbox.api.post(exportPath(wallet), { clientPublicKey: 'abc' }), 400, 'INVALID_INPUT');
   });
 });
