@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import type { Executor } from '../../db/database.js';
+import { sql, type Selectable } from 'kysely';
+import type { DB, Executor } from '../../db/database.js';
 import { toJson } from '../../db/database.js';
 import type { Json } from '../../db/schema.js';
 import { keysetPage } from '../../http/pagination.js';
@@ -284,16 +284,7 @@ export interface PaymentRecord {
   preimage: string | null;
 }
 
-function toPayment(row: {
-  quote_id: string;
-  platform_id: string;
-  receiver_domain: string;
-  invoice: string;
-  payment_hash: string;
-  amount_msats: number;
-  status: PaymentStatus;
-  preimage: string | null;
-}): PaymentRecord {
+function toPayment(row: Selectable<DB['uma_payments']>): PaymentRecord {
   return {
     quoteId: row.quote_id,
     platformId: row.platform_id,
