@@ -42,6 +42,8 @@ describe('forSerialization', () => {
   it('leaves the original schema and unions without a discriminator alone', () => {
     const plain = { oneOf: [Cat, Dog] };
     expect(forSerialization(plain)).toEqual(plain);
+    const untagged = { oneOf: [Cat, Type.Object({ kind: Type.String() })], discriminator: { propertyName: 'kind' } };
+    expect(forSerialization(untagged)).toEqual(untagged);
     const before = JSON.stringify(Page);
     forSerialization(Page);
     expect(JSON.stringify(Page)).toBe(before);
