@@ -29,6 +29,13 @@ export interface Page<T> {
   totalCount: number;
 }
 
+const PAGING_KEYS: ReadonlySet<string> = new Set(['limit', 'cursor', 'sortOrder']);
+
+/** Whether a list query sets nothing but paging keys (and `scope` keys): no filter narrows it. */
+export function onlyPages(query: object, scope: readonly string[] = []): boolean {
+  return Object.entries(query).every(([key, value]) => value === undefined || PAGING_KEYS.has(key) || scope.includes(key));
+}
+
 interface CursorPosition {
   createdAtMs: number;
   id: string;
@@ -52,6 +59,8 @@ export interface KeysetOptions {
   limit?: number;
   cursor?: string;
   order?: 'asc' | 'desc';
+  /** A one-row query of `n` giving the total, when something cheaper than counting the rows knows it. */
+  total?: SelectQueryBuilder<any, any, { n: number }>;
   /** Column names (qualified when the query joins). */
   createdAtColumn?: string;
   idColumn?: string;
@@ -70,7 +79,7 @@ export async function keysetPage<Row extends { created_at: Date; id: string }>(
   const order = options.order ?? 'desc';
   const createdAt = options.createdAtColumn ?? 'created_at';
   const id = options.idColumn ?? 'id';
-  const counted = base.clearSelect().clearOrderBy().select(sql<number>`count(*)::int`.as('n'));
+  const counted = options.total ?? base.clearSelect().clearOrderBy().select(sql<number>`count(*)::int`.as('n'));
 
   let page = base.select(counted.as('__total_count') as any);
   if (options.cursor) {

@@ -286,6 +286,31 @@ describe('GET /customers', () => {
     expectError(await c.api.get('/customers', { isIncludingDeleted: 'maybe' }), 400, 'INVALID_INPUT', 'querystring.isIncludingDeleted', 'type');
   });
 
+  it('keeps the unfiltered total exact through parallel creates, deletes and refused duplicates', async () => {
+    const d = await t.createPlatform();
+    const created = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => d.api.post('/customers', { ...jane, platformCustomerId: `par-${i}`, region: i % 2 ? 'US' : 'MX' })),
+    );
+    expect(created.map((r) => r.status)).toEqual(Array(24).fill(201));
+    const deleted = await Promise.all(created.slice(0, 8).map((r) => d.api.delete(`/customers/${r.body.id}`)));
+    expect(deleted.map((r) => r.status)).toEqual(Array(8).fill(200));
+    expect((await d.api.post('/customers', { ...jane, platformCustomerId: 'par-20' })).status).toBe(409);
+
+    const total = async (query: Record<string, string | number | boolean> = {}) => (await d.api.get('/customers', { limit: 1, ...query })).body.totalCount;
+    expect(await total()).toBe(16);
+    expect(await total({ isIncludingDeleted: true })).toBe(24);
+    // Filtered lists count their rows; both regions together must agree with the maintained total.
+    expect((await total({ region: 'US' })) + (await total({ region: 'MX' }))).toBe(16);
+
+    // An empty page (its only row deleted since the cursor was issued) still reports the total.
+    const cursor = (await d.api.get('/customers', { limit: 15 })).body.nextCursor;
+    const last = await d.api.get('/customers', { limit: 1, cursor });
+    expect(last.body.data).toHaveLength(1);
+    expect((await d.api.delete(`/customers/${last.body.data[0].id}`)).status).toBe(200);
+    const empty = await d.api.get('/customers', { limit: 1, cursor });
+    expect(empty.body).toEqual({ data: [], hasMore: false, totalCount: 15 });
+  });
+
   it('never lists another platform\'s customers', async () => {
     const listed = await a.api.get('/customers', { limit: 100, isIncludingDeleted: true });
     const own = new Set(listed.body.data.map((x: { id: string }) => x.id));

@@ -2,7 +2,8 @@ import { sql, type Selectable } from 'kysely';
 import type { DB, Executor, Trx } from '../../db/database.js';
 import { toJson } from '../../db/database.js';
 import type { Json } from '../../db/schema.js';
-import { keysetPage } from '../../http/pagination.js';
+import { maintainedCount } from '../../db/list-counts.js';
+import { keysetPage, onlyPages } from '../../http/pagination.js';
 import type { Address, BusinessInfo, CustomerListQuery, CustomerType, VerificationStatus } from './schemas.js';
 
 /** Type-specific fields, kept together in one jsonb column. */
@@ -108,5 +109,6 @@ export async function listCustomers(ex: Executor, platformId: string, q: Custome
   if (q.createdBefore) base = base.where('created_at', '<=', new Date(q.createdBefore));
   if (q.updatedAfter) base = base.where('updated_at', '>=', new Date(q.updatedAfter));
   if (q.updatedBefore) base = base.where('updated_at', '<=', new Date(q.updatedBefore));
-  return keysetPage(base, { limit: q.limit, cursor: q.cursor });
+  const total = onlyPages(q, ['isIncludingDeleted']) ? maintainedCount(ex, platformId, q.isIncludingDeleted ? 'customers' : 'customers:active') : undefined;
+  return keysetPage(base, { limit: q.limit, cursor: q.cursor, total });
 }

@@ -2,7 +2,8 @@ import type { Selectable } from 'kysely';
 import type { DB, Executor, Trx } from '../../db/database.js';
 import { toJson } from '../../db/database.js';
 import type { Json, WithDefault } from '../../db/schema.js';
-import { keysetPage } from '../../http/pagination.js';
+import { maintainedCount } from '../../db/list-counts.js';
+import { keysetPage, onlyPages } from '../../http/pagination.js';
 import type { PaymentInstructions } from '../accounts/schemas.js';
 import type { FailureDetail, FailureReason, TransactionStatus, TransactionType } from './lifecycle.js';
 import type { RateDetails, Refund, TransactionDestination, TransactionListQuery, TransactionSource } from './schemas.js';
@@ -237,7 +238,8 @@ export async function listTransactions(ex: Executor, platformId: string, q: Tran
   if (q.reference) base = base.where('reference', '=', q.reference);
   if (q.startDate) base = base.where('created_at', '>=', new Date(q.startDate));
   if (q.endDate) base = base.where('created_at', '<=', new Date(q.endDate));
-  const page = await keysetPage(base, { limit: q.limit, cursor: q.cursor, order: q.sortOrder ?? 'desc' });
+  const total = !scope.customerId && onlyPages(q) ? maintainedCount(ex, platformId, 'transactions') : undefined;
+  const page = await keysetPage(base, { limit: q.limit, cursor: q.cursor, order: q.sortOrder ?? 'desc', total });
   return { ...page, rows: page.rows.map(toRecord) };
 }
 
