@@ -158,6 +158,21 @@ export const SCENARIOS = [
   // Quotes: POST /quotes, and quote + execute pairs (see scenarios/quotes.mjs).
   ...quoteScenarios,
   {
+    // After the money scenarios, so the page is over the thousands of transactions they made
+    // (run alone, its set-up makes 200 transfers first).
+    key: 'transactions.list',
+    name: 'GET /transactions?limit=20',
+    issue: 3,
+    setup: (ctx) =>
+      ctx.once('transactions', async () => {
+        await transferAccounts(ctx);
+        const { source, destination } = ctx.transferAccounts;
+        const body = { source: { accountId: source }, destination: { accountId: destination }, amount: 100 };
+        await createMany(ctx, 200, 8, () => ({ method: 'POST', path: '/transfer-out', body }));
+      }),
+    requests: (ctx) => [{ method: 'GET', path: ctx.path('/transactions?limit=20') }],
+  },
+  {
     key: 'customers.create.idempotent',
     name: 'POST /customers + Idempotency-Key',
     issue: 2,
