@@ -8,16 +8,16 @@ declare module './schema.js' {
 }
 
 /** The lists whose totals triggers maintain (migration 0019). */
-export type ListName = 'customers' | 'customers:active' | 'transactions';
+export type ListName = 'customers:active' | 'customers:deleted' | 'transactions';
 
 /**
- * The maintained total of an unfiltered list, as a one-row query of `n`: what `keysetPage`
- * otherwise counts row by row. Only for a list with no filter but the platform's own.
+ * The maintained total of an unfiltered list (of several, added up), as a one-row query of `n`:
+ * what `keysetPage` otherwise counts row by row. Only for a list with no filter but the platform's own.
  */
-export function maintainedCount(ex: Executor, platformId: string, list: ListName) {
+export function maintainedCount(ex: Executor, platformId: string, ...lists: ListName[]) {
   return ex
     .selectFrom('list_counts')
     .select(sql<number>`coalesce(sum(n), 0)::int`.as('n'))
     .where('platform_id', '=', platformId)
-    .where('list', '=', list);
+    .where('list', 'in', lists);
 }

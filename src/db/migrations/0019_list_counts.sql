@@ -24,23 +24,25 @@ language sql as $$
   on conflict (platform_id, list, shard) do update set n = c.n + excluded.n;
 $$;
 
+-- Customers are counted as active or deleted (all customers = the two together), so creating one,
+-- the common write, touches one counter.
 create function customers_list_count() returns trigger
 language plpgsql as $$
 begin
-  if tg_op = 'INSERT' then
-    perform list_count_add(new.platform_id, 'customers', 1);
-    if not new.is_deleted then perform list_count_add(new.platform_id, 'customers:active', 1); end if;
-  elsif tg_op = 'DELETE' then
-    perform list_count_add(old.platform_id, 'customers', -1);
-    if not old.is_deleted then perform list_count_add(old.platform_id, 'customers:active', -1); end if;
-  elsif old.is_deleted <> new.is_deleted then
-    perform list_count_add(new.platform_id, 'customers:active', case when new.is_deleted then -1 else 1 end);
+  if tg_op in ('UPDATE', 'DELETE') then
+    perform list_count_add(old.platform_id, case when old.is_deleted then 'customers:deleted' else 'customers:active' end, -1);
+  end if;
+  if tg_op in ('INSERT', 'UPDATE') then
+    perform list_count_add(new.platform_id, case when new.is_deleted then 'customers:deleted' else 'customers:active' end, 1);
   end if;
   return null;
 end $$;
 
-create trigger customers_list_count after insert or delete or update of is_deleted on customers
+-- Fires on updates only when is_deleted changes (soft delete), not on every edit.
+create trigger customers_list_count_write after insert or delete on customers
   for each row execute function customers_list_count();
+create trigger customers_list_count_move after update of is_deleted on customers
+  for each row when (old.is_deleted is distinct from new.is_deleted) execute function customers_list_count();
 
 create function transactions_list_count() returns trigger
 language plpgsql as $$
@@ -57,8 +59,7 @@ create trigger transactions_list_count after insert or delete on transactions
   for each row execute function transactions_list_count();
 
 insert into list_counts (platform_id, list, shard, n)
-select platform_id, 'customers', 0, count(*) from customers group by platform_id
-union all
-select platform_id, 'customers:active', 0, count(*) from customers where not is_deleted group by platform_id
+select platform_id, case when is_deleted then 'customers:deleted' else 'customers:active' end, 0, count(*)
+from customers group by 1, 2
 union all
 select platform_id, 'transactions', 0, count(*) from transactions group by platform_id;

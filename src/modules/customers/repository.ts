@@ -109,6 +109,7 @@ export async function listCustomers(ex: Executor, platformId: string, q: Custome
   if (q.createdBefore) base = base.where('created_at', '<=', new Date(q.createdBefore));
   if (q.updatedAfter) base = base.where('updated_at', '>=', new Date(q.updatedAfter));
   if (q.updatedBefore) base = base.where('updated_at', '<=', new Date(q.updatedBefore));
-  const total = onlyPages(q, ['isIncludingDeleted']) ? maintainedCount(ex, platformId, q.isIncludingDeleted ? 'customers' : 'customers:active') : undefined;
+  const counted = q.isIncludingDeleted ? (['customers:active', 'customers:deleted'] as const) : (['customers:active'] as const);
+  const total = onlyPages(q, ['isIncludingDeleted']) ? maintainedCount(ex, platformId, ...counted) : undefined;
   return keysetPage(base, { limit: q.limit, cursor: q.cursor, total });
 }
