@@ -69,7 +69,8 @@ export interface KeysetOptions {
 /**
  * Keyset pagination over (created_at, id), never OFFSET. `base` must select the row columns and
  * apply every filter; the total count rides along as a scalar subquery, so a page costs one
- * round trip.
+ * round trip. The count is `count(*)` over `base` unless `options.total` supplies a maintained one
+ * (src/db/list-counts.ts) for an unfiltered list.
  */
 export async function keysetPage<Row extends { created_at: Date; id: string }>(
   base: SelectQueryBuilder<any, any, Row>,
