@@ -133,6 +133,7 @@ export function createServices(deps: CoreDeps) {
     kycLinkBase: config.kycLinkUrl ?? `${config.publicUrl}/kyc`,
     wakeWebhooks,
   });
+  customers.hooks.beneficialOwners = compliance.owners.viewsByCustomer;
   const customerImport = createCustomerImport({ database, clock, log, customers, platforms, maxBytes: config.bulkImportMaxBytes, maxRows: config.bulkImportMaxRows, wakeWebhooks });
   customerImport.registerJobs(jobs);
 

@@ -122,5 +122,16 @@ export function createOwners(deps: ComplianceServiceDeps) {
     return (await repo.findOwner(ex, platformId, ownerId))?.customer_id;
   }
 
-  return { create, get, list, update, customerOfOwner };
+  /** The owners of business customers as the customer views embed them, by customer id. */
+  async function viewsByCustomer(ex: Executor, platformId: string, customerIds: readonly string[]): Promise<Map<string, BeneficialOwnerView[]>> {
+    const byCustomer = new Map<string, BeneficialOwnerView[]>();
+    for (const row of await repo.ownersOfAll(ex, platformId, customerIds)) {
+      const views = byCustomer.get(row.customer_id) ?? [];
+      views.push(present(row));
+      byCustomer.set(row.customer_id, views);
+    }
+    return byCustomer;
+  }
+
+  return { create, get, list, update, customerOfOwner, viewsByCustomer };
 }

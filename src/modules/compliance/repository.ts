@@ -83,11 +83,17 @@ export async function updateOwner(trx: Trx, id: string, changes: Partial<Pick<Ow
 
 /** Every owner of a business customer, oldest first. */
 export async function ownersOf(ex: Executor, platformId: string, customerId: string): Promise<OwnerRow[]> {
+  return ownersOfAll(ex, platformId, [customerId]);
+}
+
+/** Every owner of these business customers (a page of them), oldest first. */
+export async function ownersOfAll(ex: Executor, platformId: string, customerIds: readonly string[]): Promise<OwnerRow[]> {
+  if (customerIds.length === 0) return [];
   return ex
     .selectFrom('beneficial_owners')
     .selectAll()
     .where('platform_id', '=', platformId)
-    .where('customer_id', '=', customerId)
+    .where('customer_id', 'in', customerIds)
     .orderBy('created_at')
     .orderBy('id')
     .execute();

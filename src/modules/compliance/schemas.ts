@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { DateTime, StringEnum } from '../../http/common-schemas.js';
 import { PageQuery } from '../../http/pagination.js';
-import { Address, VERIFICATION_STATUSES } from '../customers/schemas.js';
+import { Address, VERIFICATION_STATUSES } from '../customers/fields.js';
 
 export const BENEFICIAL_OWNER_ROLES = ['UBO', 'DIRECTOR', 'COMPANY_OFFICER', 'CONTROL_PERSON', 'TRUSTEE', 'GENERAL_PARTNER'] as const;
 export const ID_TYPES = ['SSN', 'ITIN', 'EIN', 'NON_US_TAX_ID'] as const;

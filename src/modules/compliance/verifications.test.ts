@@ -167,6 +167,26 @@ describe('beneficial owners', () => {
     expect(rest.data).toHaveLength(1);
   });
 
+  it('a business customer carries its owners, oldest first; an individual carries none', async () => {
+    const customer = await business(p);
+    expect(customer.beneficialOwners).toEqual([]);
+    const first = expectStatus(await p.api.post('/beneficial-owners', beneficialOwnerBody(customer.id, 'First', 30)), 201);
+    const second = expectStatus(await p.api.post('/beneficial-owners', beneficialOwnerBody(customer.id, 'Second002', 20)), 201);
+    const other = await business(p);
+    const third = expectStatus(await p.api.post('/beneficial-owners', beneficialOwnerBody(other.id, 'Third', 10)), 201);
+    const person = await completeIndividual(p);
+
+    expect((await customerOf(p, customer.id)).beneficialOwners).toEqual([first, second]);
+    const patched = expectStatus(await p.api.patch(`/customers/${customer.id}`, { customerType: 'BUSINESS', email: 'ops@acme.test' }), 200);
+    expect(patched.beneficialOwners).toEqual([first, second]);
+    const page = expectStatus(await p.api.get('/customers', { limit: 4 }), 200);
+    const byId = new Map(page.data.map((c: any) => [c.id, c]));
+    expect((byId.get(customer.id) as any).beneficialOwners).toEqual([first, second]);
+    expect((byId.get(other.id) as any).beneficialOwners).toEqual([third]);
+    expect(byId.get(person.id)).not.toHaveProperty('beneficialOwners');
+    expect((await customerOf(p, person.id))).not.toHaveProperty('beneficialOwners');
+  });
+
   it('refuses bad input', async () => {
     const customer = await business(p);
     const person = await completeIndividual(p);
@@ -212,6 +232,8 @@ describe('production platforms: the operator decides', () => {
     expect((await prod.api.get(`/verifications/${v.id}`)).body.verificationStatus).toBe('APPROVED');
     expect((await customerOf(prod, customer.id)).kybStatus).toBe('APPROVED');
     expect((await prod.api.get(`/beneficial-owners/${owner.id}`)).body.kycStatus).toBe('APPROVED');
+    const approvedEvent = await t.corridor.database.db.selectFrom('events').select('data').where('platform_id', '=', prod.platform.id).where('type', '=', 'CUSTOMER.KYB_APPROVED').executeTakeFirstOrThrow();
+    expect((approvedEvent.data as any).beneficialOwners).toEqual([{ ...owner, kycStatus: 'APPROVED', updatedAt: expect.any(String) }]);
     expect(await eventsAbout(prod.platform.id, [v.id, customer.id])).toEqual([
       'VERIFICATION.PENDING_MANUAL_REVIEW',
       'CUSTOMER.KYB_PENDING',

@@ -1,33 +1,16 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { CurrencyCode, DateTime, Discriminated, StringEnum } from '../../http/common-schemas.js';
 import { PageQuery } from '../../http/pagination.js';
+import { BeneficialOwnerView } from '../compliance/schemas.js';
+import { Address, CalendarDate, Countries, CountryCode, Text, VERIFICATION_STATUSES } from './fields.js';
+
+export { Address, VERIFICATION_STATUSES, type VerificationStatus } from './fields.js';
 
 export const CUSTOMER_TYPES = ['INDIVIDUAL', 'BUSINESS'] as const;
 export type CustomerType = (typeof CUSTOMER_TYPES)[number];
-export const VERIFICATION_STATUSES = ['UNVERIFIED', 'PENDING', 'APPROVED', 'REJECTED'] as const;
-export type VerificationStatus = (typeof VERIFICATION_STATUSES)[number];
 
 const CustomerTypeSchema = StringEnum(CUSTOMER_TYPES, { description: 'Whether the customer is a person or a business.' });
 const Tag = <T extends CustomerType>(value: T) => StringEnum([value] as const, { description: `Always ${value} for this kind of customer.` });
-
-const CountryCode = (description: string) => Type.String({ pattern: '^[A-Z]{2}$', description: `${description} (ISO 3166-1 alpha-2).` });
-const CalendarDate = (description: string) => Type.String({ format: 'date', description: `${description} (YYYY-MM-DD).` });
-const Text = (maxLength: number, description: string) => Type.String({ minLength: 1, maxLength, description });
-const Countries = (description: string) =>
-  Type.Array(CountryCode('A country'), { maxItems: 250, uniqueItems: true, description });
-
-export const Address = Type.Object(
-  {
-    line1: Text(200, 'Street and number.'),
-    line2: Type.Optional(Text(200, 'Apartment, suite, floor.')),
-    city: Type.Optional(Text(100, 'City or locality.')),
-    state: Type.Optional(Text(100, 'State, province or region.')),
-    postalCode: Text(20, 'Postal or ZIP code.'),
-    country: CountryCode('Country'),
-  },
-  { additionalProperties: false, description: 'Postal address.' },
-);
-export type Address = Static<typeof Address>;
 
 const businessInfoFields = {
   legalName: Type.Optional(Text(200, 'Registered legal name.')),
@@ -229,6 +212,9 @@ export const BusinessCustomerView = Type.Object(
     kybStatus: VerificationStatusSchema('Business verification status.'),
     address: Type.Optional(Type.Object(Address.properties, { description: 'Registered address.' })),
     businessInfo: Type.Optional(Type.Object(businessInfoFields, { description: 'Details of the business.' })),
+    beneficialOwners: Type.Optional(
+      Type.Array(BeneficialOwnerView, { description: 'The people who own or control the business, oldest first (managed under /beneficial-owners).' }),
+    ),
   },
   { title: 'BusinessCustomer' },
 );

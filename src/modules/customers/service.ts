@@ -5,6 +5,7 @@ import { newId } from '../../core/ids.js';
 import { isUniqueViolation, type Database, type Executor, type Trx } from '../../db/database.js';
 import type { Page } from '../../http/pagination.js';
 import type { AccountService } from '../accounts/service.js';
+import type { BeneficialOwnerView } from '../compliance/schemas.js';
 import type { Platform } from '../platform/service.js';
 import * as repo from './repository.js';
 import type { CustomerDetails, CustomerRow } from './repository.js';
@@ -62,8 +63,11 @@ function defined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
-/** The API view. Unknown fields stay undefined: serializers leave them out of the JSON. */
-export function present(c: Customer): CustomerView {
+/**
+ * The API view. Unknown fields stay undefined: serializers leave them out of the JSON. A business
+ * carries its beneficial owners (`owners`; none yet when left out).
+ */
+function present(c: Customer, owners: BeneficialOwnerView[] = []): CustomerView {
   const common = {
     id: c.id,
     platformCustomerId: c.platformCustomerId,
@@ -77,7 +81,7 @@ export function present(c: Customer): CustomerView {
     isDeleted: c.isDeleted,
   };
   if (c.customerType === 'BUSINESS') {
-    return { customerType: 'BUSINESS', ...common, kybStatus: c.verificationStatus, businessInfo: c.businessInfo };
+    return { customerType: 'BUSINESS', ...common, kybStatus: c.verificationStatus, businessInfo: c.businessInfo, beneficialOwners: owners };
   }
   const { fullName, birthDate, nationality } = c;
   return { customerType: 'INDIVIDUAL', ...common, kycStatus: c.verificationStatus, fullName, birthDate, nationality };
@@ -171,15 +175,31 @@ export function createCustomerService({ database, clock, accounts }: CustomerSer
     }
   }
 
+  const hooks: {
+    /** What other domains do when a customer is deleted, in the same transaction. */
+    deleted: Array<(trx: Trx, platform: PlatformRef, customerId: string) => Promise<unknown>>;
+    /** The beneficial owners of business customers, by customer id (compliance keeps them). */
+    beneficialOwners: (ex: Executor, platformId: string, customerIds: readonly string[]) => Promise<Map<string, BeneficialOwnerView[]>>;
+  } = { deleted: [], beneficialOwners: async () => new Map() };
+
+  /** Views of customers of one platform; the owners of the businesses among them in one query. */
+  async function views(ex: Executor, rows: CustomerRow[]): Promise<CustomerView[]> {
+    const businesses = rows.filter((r) => r.customer_type === 'BUSINESS').map((r) => r.id);
+    const owners = businesses.length > 0 ? await hooks.beneficialOwners(ex, rows[0].platform_id, businesses) : undefined;
+    return rows.map((r) => present(toCustomer(r), owners?.get(r.id)));
+  }
+
+  const view = async (ex: Executor, row: CustomerRow) => (await views(ex, [row]))[0];
+
   async function get(ctx: ServiceContext, id: string): Promise<CustomerView> {
     const row = await repo.findCustomer(database.db, ctx.platform.id, id);
     if (!row) throw new ServiceError('USER_NOT_FOUND', 'customer not found');
-    return present(toCustomer(row));
+    return view(database.db, row);
   }
 
   async function list(ctx: ServiceContext, query: CustomerListQuery): Promise<Page<CustomerView>> {
     const page = await repo.listCustomers(database.db, ctx.platform.id, query);
-    return { data: page.rows.map((r) => present(toCustomer(r))), hasMore: page.hasMore, nextCursor: page.nextCursor, totalCount: page.totalCount };
+    return { data: await views(database.db, page.rows), hasMore: page.hasMore, nextCursor: page.nextCursor, totalCount: page.totalCount };
   }
 
   async function update(ctx: ServiceContext<Platform>, id: string, patch: CustomerUpdate): Promise<CustomerView> {
@@ -196,21 +216,19 @@ export function createCustomerService({ database, clock, accounts }: CustomerSer
         if (current.customer_type !== patch.customerType) {
           throw invalidInput('customerType', `the customer is ${current.customer_type}; its type cannot change`, 'immutable');
         }
-        return present(toCustomer(await repo.updateCustomer(trx, id, changesFor(current, patch), now)));
+        return view(trx, await repo.updateCustomer(trx, id, changesFor(current, patch), now));
       });
     } catch (error) {
       throw conflict(error);
     }
   }
 
-  const hooks: { deleted: Array<(trx: Trx, platform: PlatformRef, customerId: string) => Promise<unknown>> } = { deleted: [] };
-
   async function remove(ctx: ServiceContext, id: string): Promise<CustomerView> {
     return ctx.tx(async (trx) => {
       const deleted = await repo.markDeleted(trx, ctx.platform.id, id, clock.now(ctx.platform));
       if (deleted) {
         for (const hook of hooks.deleted) await hook(trx, ctx.platform, id);
-        return present(toCustomer(deleted));
+        return view(trx, deleted);
       }
       const existing = await repo.findCustomer(trx, ctx.platform.id, id);
       throw existing
@@ -234,9 +252,9 @@ export function createCustomerService({ database, clock, accounts }: CustomerSer
     const current = await repo.findCustomer(trx, platform.id, customerId, true);
     if (!current) throw new ServiceError('USER_NOT_FOUND', 'customer not found');
     const column = current.customer_type === 'INDIVIDUAL' ? 'kyc_status' : 'kyb_status';
-    if (current[column] === status) return { changed: false, customer: present(toCustomer(current)) };
+    if (current[column] === status) return { changed: false, customer: await view(trx, current) };
     const updated = await repo.updateCustomer(trx, customerId, { [column]: status }, clock.now(platform));
-    return { changed: true, customer: present(toCustomer(updated)) };
+    return { changed: true, customer: await view(trx, updated) };
   }
 
   /** The non-deleted customer with this UMA address or platformCustomerId, if any. */
@@ -246,7 +264,6 @@ export function createCustomerService({ database, clock, accounts }: CustomerSer
   }
 
   return {
-    /** What other domains do when a customer is deleted, in the same transaction. */
     hooks,
     create,
     get,
@@ -256,7 +273,6 @@ export function createCustomerService({ database, clock, accounts }: CustomerSer
     requireCustomer,
     setVerificationStatus,
     findActive,
-    present,
     /** Ids of the platform's customers that are not deleted. */
     activeIds: (ex: Executor, platformId: string) => repo.activeCustomerIds(ex, platformId),
   };
