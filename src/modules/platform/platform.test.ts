@@ -52,6 +52,19 @@ describe('PATCH /config', () => {
     expect(cleared.body.webhookEndpoint).toBeUndefined();
   });
 
+  it('takes back the currency list GET /config returned, read-only provider fields included', async () => {
+    const platform = await t.createPlatform();
+    const before = (await platform.api.get('/config')).body;
+    const mxn = before.supportedCurrencies.find((c: { currencyCode: string }) => c.currencyCode === 'MXN');
+    expect(mxn.providerRequiredCounterpartyCustomerFields).toEqual(['FULL_NAME']);
+    const edited = before.supportedCurrencies.map((c: { currencyCode: string }) => (c.currencyCode === 'MXN' ? { ...c, maxAmount: 5000 } : c));
+    const { status, body } = await platform.api.patch('/config', { supportedCurrencies: edited });
+    expect(status, JSON.stringify(body)).toBe(200);
+    expect(body.supportedCurrencies).toEqual(edited);
+    const stored = await t.corridor.database.db.selectFrom('platforms').select('supported_currencies').where('id', '=', platform.platform.id).executeTakeFirstOrThrow();
+    expect(JSON.stringify(stored.supported_currencies)).not.toContain('providerRequired');
+  });
+
   const usd = { currencyCode: 'USD', minAmount: 1, maxAmount: 10, requiredCounterpartyFields: [], enabledTransactionTypes: ['OUTGOING'] };
   it.each([
     ['unknown currency', { supportedCurrencies: [{ ...usd, currencyCode: 'ABC' }] }, 'supportedCurrencies.0.currencyCode'],
@@ -68,6 +81,8 @@ describe('PATCH /config', () => {
     ['webhook with credentials', { webhookEndpoint: 'https://u:p@example.com/x' }, 'webhookEndpoint'],
     ['uma domain with path', { umaDomain: 'example.com/x' }, 'umaDomain'],
     ['read-only field', { isRegulatedFinancialInstitution: false }, 'isRegulatedFinancialInstitution'],
+    ['changed provider fields', { supportedCurrencies: [{ ...usd, currencyCode: 'MXN', providerRequiredCustomerFields: ['EMAIL'] }] }, 'supportedCurrencies.0.providerRequiredCustomerFields'],
+    ['provider fields where the provider needs none', { supportedCurrencies: [{ ...usd, providerRequiredCounterpartyCustomerFields: ['FULL_NAME'] }] }, 'supportedCurrencies.0.providerRequiredCounterpartyCustomerFields'],
     ['fee rate too high', { fees: { variableFeeRate: 0.9, fixedFees: [], fxSpreadBps: 0 } }, 'fees.variableFeeRate'],
     ['fee currency unknown', { fees: { variableFeeRate: 0, fixedFees: [{ currencyCode: 'QQQ', amount: 1 }], fxSpreadBps: 0 } }, 'fees.fixedFees.0.currencyCode'],
   ])('rejects %s', async (_name, patch, field) => {

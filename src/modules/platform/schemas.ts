@@ -70,6 +70,13 @@ export const CurrencyConfig = Type.Object({
 });
 export type CurrencyConfig = Static<typeof CurrencyConfig>;
 
+/**
+ * An entry of `PATCH /config`'s list: the stored fields, plus the read-only provider fields, which
+ * may be sent back as `GET /config` returned them (so a read-modify-write works) but not changed.
+ */
+export const CurrencyConfigUpdate = Type.Object(CurrencyConfig.properties, { additionalProperties: false });
+export type CurrencyConfigUpdate = Static<typeof CurrencyConfigUpdate>;
+
 export const FeeSchedule = Type.Object(
   {
     variableFeeRate: Type.Number({
@@ -135,7 +142,7 @@ export const PlatformConfigUpdate = Type.Object(
       Type.String({ maxLength: 2048, description: 'New webhook URL (http or https); an empty string removes it.' }),
     ),
     supportedCurrencies: Type.Optional(
-      Type.Array(CurrencyConfigInput, {
+      Type.Array(CurrencyConfigUpdate, {
         minItems: 1,
         maxItems: 50,
         description: 'Replaces the whole list of supported currencies.',

@@ -9,7 +9,7 @@ import { DEFAULT_CURRENCIES, DEFAULT_FEES, defaultCurrencyConfig, presentCurrenc
 import { DEFAULT_EMBEDDED_WALLETS, mergeEmbeddedWallets, validateEmbeddedWallets } from './embedded-wallets.js';
 import * as repo from './repository.js';
 import type { Platform } from './repository.js';
-import type { CurrencyConfigInput, FeeSchedule, PlatformConfigUpdate, PlatformConfigView } from './schemas.js';
+import type { CurrencyConfigInput, CurrencyConfigUpdate, FeeSchedule, PlatformConfigUpdate, PlatformConfigView } from './schemas.js';
 import { transact } from '../../db/transact.js';
 
 export type { Platform } from './repository.js';
@@ -107,15 +107,15 @@ export function createPlatformService(deps: PlatformServiceDeps) {
   }
 
   async function updateConfig(ctx: ServiceContext<Platform>, patch: PlatformConfigUpdate): Promise<PlatformConfigView> {
-    if (patch.supportedCurrencies) validateCurrencies(patch.supportedCurrencies);
+    const supportedCurrencies = patch.supportedCurrencies && validateCurrencies(patch.supportedCurrencies);
     if (patch.fees) validateFees(patch.fees);
     const webhookEndpoint = patch.webhookEndpoint === undefined ? undefined : validateWebhookUrl(patch.webhookEndpoint);
     const updated = await ctx.tx(async (trx) => {
       const before = await repo.findPlatform(trx, ctx.platform.id, true);
       if (!before) throw new ServiceError('NOT_FOUND', 'platform not found');
       const embeddedWallets = patch.embeddedWallets && mergeEmbeddedWallets(before.embeddedWallets, patch.embeddedWallets);
-      if (embeddedWallets || patch.supportedCurrencies) {
-        const supported = (patch.supportedCurrencies ?? before.supportedCurrencies).map((c) => c.currencyCode);
+      if (embeddedWallets || supportedCurrencies) {
+        const supported = (supportedCurrencies ?? before.supportedCurrencies).map((c) => c.currencyCode);
         validateEmbeddedWallets(embeddedWallets ?? before.embeddedWallets, supported);
       }
       const after = await repo.updatePlatformConfig(
@@ -125,7 +125,7 @@ export function createPlatformService(deps: PlatformServiceDeps) {
           umaDomain: patch.umaDomain?.toLowerCase(),
           proxyUmaSubdomain: patch.proxyUmaSubdomain,
           webhookEndpoint,
-          supportedCurrencies: patch.supportedCurrencies,
+          supportedCurrencies,
           fees: patch.fees,
           embeddedWallets,
         },
@@ -175,9 +175,18 @@ export function createPlatformService(deps: PlatformServiceDeps) {
 
 export type PlatformService = ReturnType<typeof createPlatformService>;
 
-function validateCurrencies(list: CurrencyConfigInput[]): void {
+const READ_ONLY_CURRENCY_FIELDS = ['providerRequiredCustomerFields', 'providerRequiredCounterpartyCustomerFields'] as const;
+
+/** Whether two lists of field names hold the same names, in any order. */
+function sameNames(a: readonly string[] = [], b: readonly string[] = []): boolean {
+  return [...a].sort().join() === [...b].sort().join();
+}
+
+/** Checks a new currency list and returns it as stored (without the read-only provider fields). */
+function validateCurrencies(list: CurrencyConfigUpdate[]): CurrencyConfigInput[] {
   const errors: FieldError[] = [];
   const seen = new Set<string>();
+  const stored = list.map(({ providerRequiredCustomerFields, providerRequiredCounterpartyCustomerFields, ...entry }) => entry);
   list.forEach((entry, i) => {
     const at = `supportedCurrencies.${i}`;
     if (!isCurrencyCode(entry.currencyCode)) {
@@ -197,10 +206,17 @@ function validateCurrencies(list: CurrencyConfigInput[]): void {
     if (new Set(names).size !== names.length) {
       errors.push({ field: `${at}.requiredCounterpartyFields`, constraint: 'unique', message: 'field names must not repeat' });
     }
+    const derived = presentCurrencyConfig(stored[i]);
+    for (const field of READ_ONLY_CURRENCY_FIELDS) {
+      if (entry[field] !== undefined && !sameNames(entry[field], derived[field])) {
+        errors.push({ field: `${at}.${field}`, constraint: 'readOnly', message: `${field} is read-only: the payout provider sets it` });
+      }
+    }
   });
   if (errors.length > 0) {
     throw new ServiceError('INVALID_INPUT', errors[0].message, { details: { errors } });
   }
+  return stored;
 }
 
 function validateFees(fees: FeeSchedule): void {
