@@ -29,7 +29,7 @@ import type { CoreDeps, Services } from '../services.js';
 import { installAuth } from './auth.js';
 import { ErrorEnvelope } from './common-schemas.js';
 import { installErrorHandling } from './errors.js';
-import { installIdempotency } from './idempotency.js';
+import { documentIdempotencyKey, installIdempotency } from './idempotency.js';
 import { installMetrics } from './metrics.js';
 import type { Api } from './types.js';
 import { buildSerializer } from './serialization.js';
@@ -107,6 +107,7 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
       security: [{ BasicAuth: [] }],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transform: ({ schema, url, route }) => ({ schema: documentIdempotencyKey(schema, route) as never, url }),
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 

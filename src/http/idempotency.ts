@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
+import { Type } from 'typebox';
 import { sql } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import type { ServiceContext } from '../core/context.js';
@@ -168,4 +169,24 @@ export async function pruneIdempotencyKeys(database: Database, nowMs: number): P
     .where('created_at', '<', sql<Date>`${new Date(nowMs - IDEMPOTENCY_RETENTION_MS)}`)
     .executeTakeFirst();
   return Number(result.numDeletedRows ?? 0);
+}
+
+const IdempotencyKeyHeader = Type.Optional(
+  Type.String({
+    minLength: 1,
+    maxLength: 255,
+    description: 'Makes the request safe to retry: a repeat with the same key and body gets the first response again (`Idempotent-Replayed: true`).',
+  }),
+);
+
+/**
+ * For the OpenAPI document: every authenticated POST takes `Idempotency-Key`. The preHandler above
+ * reads it for all of them, so no route declares it; this adds it to each one's documented headers.
+ */
+export function documentIdempotencyKey(schema: FastifySchema | undefined, route: RouteOptions): FastifySchema | undefined {
+  const post = [route.method].flat().includes('POST');
+  const open = (schema as { security?: unknown[] } | undefined)?.security?.length === 0;
+  if (!schema || !post || open) return schema;
+  const headers = (schema.headers ?? { type: 'object', properties: {} }) as { properties?: Record<string, unknown> };
+  return { ...schema, headers: { ...headers, properties: { ...headers.properties, 'idempotency-key': IdempotencyKeyHeader } } };
 }
