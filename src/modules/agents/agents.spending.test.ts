@@ -241,7 +241,7 @@ describe('failed payments give their spend back', () => {
     const failing = await usdAccount(p, s.customer.id, '002');
     const res = await send(s, 1_000, { to: failing });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ status: 'FAILED', failureReason: 'OFFRAMP_FAILED', transaction: { status: 'FAILED' } });
+    expect(res.body).toMatchObject({ status: 'FAILED', failureReason: 'COUNTERPARTY_POST_TX_FAILED', transaction: { status: 'FAILED' } });
     expect(await usage(s)).toMatchObject({ dailySpend: 0, dailyTransactionCount: 0 });
     expectOutcome(await send(s, 1_000), 'APPROVED');
   });
@@ -253,7 +253,7 @@ describe('failed payments give their spend back', () => {
     expect(res.body).toMatchObject({ status: 'APPROVED', transaction: { status: 'PROCESSING' } });
     expectOutcome(await send(s, 100), 'dailyLimit');
     await advance(p, 2);
-    expect((await s.agent.api.get(`/agents/me/actions/${res.body.id}`)).body).toMatchObject({ status: 'FAILED', failureReason: 'OFFRAMP_FAILED', transaction: { status: 'FAILED' } });
+    expect((await s.agent.api.get(`/agents/me/actions/${res.body.id}`)).body).toMatchObject({ status: 'FAILED', failureReason: 'COUNTERPARTY_POST_TX_FAILED', transaction: { status: 'FAILED' } });
     expect((await usage(s)).dailySpend).toBe(0);
   });
 

@@ -3,7 +3,7 @@ import { emitEvents } from '../../core/events.js';
 import { enqueueJobs } from '../../core/jobs.js';
 import type { Trx } from '../../db/database.js';
 import type { RailEvent, RailPlan } from '../rails/rail.js';
-import type { FailureDetail, FailureReason } from '../transactions/lifecycle.js';
+import { railFailureReason, type FailureDetail, type FailureReason } from '../transactions/lifecycle.js';
 import type { Refund } from '../transactions/schemas.js';
 import { newReference } from '../transactions/service.js';
 import { quoteAccounts, refundLegs, type QuoteAccounts } from './legs.js';
@@ -20,12 +20,12 @@ export const STEP_JOB = 'quote.rail-step';
 const EXECUTION_FAILURES: FailureDetail[] = ['EXECUTION_FAILED', 'NO_RAIL_CONFIGURED'];
 
 /**
- * failureReason: QUOTE_EXECUTION_FAILED when the payout never started, OFFRAMP_FAILED when the
- * receiving side failed or returned it (SPEC 2.7's value for payout failures, as transfers use).
+ * failureReason (the reference's outgoing enum): QUOTE_EXECUTION_FAILED when the payout never
+ * started, COUNTERPARTY_POST_TX_FAILED when the receiving side failed or returned it.
  * failureDetail carries what the rail reported.
  */
 export function failureReasonFor(detail: FailureDetail): FailureReason {
-  return EXECUTION_FAILURES.includes(detail) ? 'QUOTE_EXECUTION_FAILED' : 'OFFRAMP_FAILED';
+  return EXECUTION_FAILURES.includes(detail) ? 'QUOTE_EXECUTION_FAILED' : railFailureReason('OUTGOING');
 }
 
 export function refund(status: Refund['status'], reason: Refund['reason'], now: Date): Refund {
@@ -33,11 +33,9 @@ export function refund(status: Refund['status'], reason: Refund['reason'], now: 
 }
 
 /** Failures before the payment started: an UMA receiver that could not be reached or refused the pay request. */
-const NOT_STARTED: FailureReason[] = ['LNURLP_FAILED', 'PAY_REQUEST_FAILED'];
-
-/** A failed payout whose hold was released: the sender has the money back at once. */
+/** A failed payout whose hold was released: the sender has the money back at once (nothing to refund if it never started). */
 function refundAfterFailure(detail: FailureDetail, now: Date, reason?: FailureReason): Refund | null {
-  if (EXECUTION_FAILURES.includes(detail) || (reason && NOT_STARTED.includes(reason))) return null;
+  if (EXECUTION_FAILURES.includes(detail) || reason === 'QUOTE_EXECUTION_FAILED') return null;
   return refund('COMPLETED', detail === 'USER_CANCELLATION' ? 'USER_CANCELLATION' : 'TRANSACTION_FAILED', now);
 }
 
@@ -75,12 +73,12 @@ export function createQuoteOutcomes(deps: QuoteServiceDeps) {
         return;
       case 'RETURNED':
         if (!accounts) throw new Error('a returned payout needs its ledger accounts');
-        await failTransaction(trx, platform, q, 'OFFRAMP_FAILED', 'RETURNED_BY_RECEIVING_BANK', refund('COMPLETED', 'TRANSACTION_FAILED', now));
+        await failTransaction(trx, platform, q, railFailureReason('OUTGOING'), 'RETURNED_BY_RECEIVING_BANK', refund('COMPLETED', 'TRANSACTION_FAILED', now));
         await ledger.record(trx, platform, refundLegs(q, accounts), transactionId);
         return;
       case 'REFUND_FAILED':
         // The payout left and never came back: the money is gone, so the holds post.
-        await failTransaction(trx, platform, q, 'OFFRAMP_FAILED', event.detail, refund('FAILED', 'TRANSACTION_FAILED', now));
+        await failTransaction(trx, platform, q, railFailureReason('OUTGOING'), event.detail, refund('FAILED', 'TRANSACTION_FAILED', now));
         await ledger.resolve(trx, platform, { transactionId }, 'POST');
         return;
     }

@@ -113,7 +113,7 @@ describe('sandbox outcomes of a payout (SPEC 4.7, by the external account suffix
     expect(after.quote.status).toBe('FAILED');
     expect(after.tx).toMatchObject({
       status: 'FAILED',
-      failureReason: 'OFFRAMP_FAILED',
+      failureReason: 'COUNTERPARTY_POST_TX_FAILED',
       failureDetail: 'COUNTERPARTY_DELIVERY_FAILED',
       refund: { status: 'COMPLETED', reason: 'TRANSACTION_FAILED', reference: expect.stringMatching(/^RF/), settledAt: expect.any(String) },
     });
@@ -137,7 +137,7 @@ describe('sandbox outcomes of a payout (SPEC 4.7, by the external account suffix
     expect(now.quote.status).toBe('FAILED');
     expect(now.tx).toMatchObject({
       status: 'FAILED',
-      failureReason: 'OFFRAMP_FAILED',
+      failureReason: 'COUNTERPARTY_POST_TX_FAILED',
       failureDetail: 'RETURNED_BY_RECEIVING_BANK',
       refund: { status: 'COMPLETED', reason: 'TRANSACTION_FAILED' },
     });
@@ -165,7 +165,7 @@ describe('sandbox outcomes of a payout (SPEC 4.7, by the external account suffix
     expect(after.quote.status).toBe('FAILED');
     expect(after.tx).toMatchObject({
       status: 'FAILED',
-      failureReason: 'OFFRAMP_FAILED',
+      failureReason: 'COUNTERPARTY_POST_TX_FAILED',
       failureDetail: 'USER_CANCELLATION',
       refund: { status: 'COMPLETED', reason: 'USER_CANCELLATION' },
     });
@@ -182,7 +182,7 @@ describe('sandbox outcomes of a payout (SPEC 4.7, by the external account suffix
     expect(after.quote.status).toBe('FAILED');
     expect(after.tx).toMatchObject({
       status: 'FAILED',
-      failureReason: 'OFFRAMP_FAILED',
+      failureReason: 'COUNTERPARTY_POST_TX_FAILED',
       failureDetail: 'PAYOUT_AND_REFUND_FAILED',
       refund: { status: 'FAILED', reason: 'TRANSACTION_FAILED' },
     });

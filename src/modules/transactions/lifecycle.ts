@@ -55,8 +55,8 @@ export function eventFor(type: TransactionType, status: TransactionStatus): Even
   }
 }
 
-/** failureReason values: the reference's outgoing and incoming enums, nothing else. */
-export const FAILURE_REASONS = [
+/** failureReason of incoming transactions: the reference's IncomingTransactionFailureReason. */
+export const INCOMING_FAILURE_REASONS = [
   'LNURLP_FAILED',
   'PAY_REQUEST_FAILED',
   'PAYMENT_APPROVAL_WEBHOOK_ERROR',
@@ -65,11 +65,32 @@ export const FAILURE_REASONS = [
   'MISSING_MANDATORY_PAYEE_DATA',
   'QUOTE_EXPIRED',
   'QUOTE_EXECUTION_FAILED',
+] as const;
+/** failureReason of outgoing transactions: the reference's OutgoingTransactionFailureReason. */
+export const OUTGOING_FAILURE_REASONS = [
+  'QUOTE_EXPIRED',
+  'QUOTE_EXECUTION_FAILED',
   'LIGHTNING_PAYMENT_FAILED',
   'FUNDING_AMOUNT_MISMATCH',
   'COUNTERPARTY_POST_TX_FAILED',
 ] as const;
-export type FailureReason = (typeof FAILURE_REASONS)[number];
+export type OutgoingFailureReason = (typeof OUTGOING_FAILURE_REASONS)[number];
+export type FailureReason = (typeof INCOMING_FAILURE_REASONS)[number] | OutgoingFailureReason;
+export const FAILURE_REASONS: readonly FailureReason[] = [...new Set([...INCOMING_FAILURE_REASONS, ...OUTGOING_FAILURE_REASONS])];
+
+/** Whether the reference's enum for transactions of this direction has `reason`. */
+export function reasonFits(type: TransactionType, reason: FailureReason): boolean {
+  const allowed: readonly FailureReason[] = type === 'OUTGOING' ? OUTGOING_FAILURE_REASONS : INCOMING_FAILURE_REASONS;
+  return allowed.includes(reason);
+}
+
+/**
+ * A rail that took the payment and could not deliver it: the closest value in each direction's
+ * enum (failureDetail says what the rail reported).
+ */
+export function railFailureReason(type: TransactionType): FailureReason {
+  return type === 'OUTGOING' ? 'COUNTERPARTY_POST_TX_FAILED' : 'OFFRAMP_FAILED';
+}
 
 /**
  * failureDetail (a Corridor extension): what the rail reported, finer than failureReason, so

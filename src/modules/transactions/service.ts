@@ -7,7 +7,7 @@ import { emitEvents } from '../../core/events.js';
 import { newId } from '../../core/ids.js';
 import type { Database, Executor, Trx } from '../../db/database.js';
 import type { Page } from '../../http/pagination.js';
-import { eventFor, statusesBefore, type TransactionStatus } from './lifecycle.js';
+import { eventFor, reasonFits, statusesBefore, type TransactionStatus } from './lifecycle.js';
 import * as repo from './repository.js';
 import type { TransactionRecord, TransitionPatch } from './repository.js';
 import type { TransactionListQuery, TransactionView } from './schemas.js';
@@ -118,6 +118,10 @@ export function createTransactionService({ database, clock }: TransactionService
   ): Promise<TransactionRecord | undefined> {
     const from = options.from ?? statusesBefore(to);
     const record = await repo.updateStatus(trx, platform.id, id, from, to, patch, clock.now(platform));
+    if (record?.failureReason && !reasonFits(record.type, record.failureReason)) {
+      // A bug, not a client error: throwing rolls the caller's transaction back.
+      throw new Error(`failureReason ${record.failureReason} is not one of the reference's values for ${record.type} transactions`);
+    }
     if (record) await announce(trx, platform, record);
     if (record) for (const hook of hooks.transitioned) await hook(trx, platform, record);
     return record;

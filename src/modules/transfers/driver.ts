@@ -7,7 +7,7 @@ import type { Database, Trx } from '../../db/database.js';
 import type { LedgerService } from '../ledger/service.js';
 import type { RailEvent, RailPlan, RailRequest } from '../rails/rail.js';
 import { railFor } from '../rails/sandbox-rail.js';
-import type { FailureDetail, TransactionStatus } from '../transactions/lifecycle.js';
+import { railFailureReason, type FailureDetail, type TransactionStatus } from '../transactions/lifecycle.js';
 import type { TransactionRecord, TransactionService } from '../transactions/service.js';
 import { transact } from '../../db/transact.js';
 
@@ -92,7 +92,10 @@ export function createTransferDriver(deps: TransferDriverDeps) {
 
   /** Fails a transfer and releases its hold (transfers in hold nothing). */
   async function fail(trx: Trx, platform: PlatformRef, id: string, detail: FailureDetail, from: TransactionStatus[]): Promise<TransactionRecord | undefined> {
-    const failed = await transactions.transition(trx, platform, id, 'FAILED', { failureReason: 'OFFRAMP_FAILED', failureDetail: detail }, { from });
+    const current = await transactions.find(trx, platform.id, id);
+    if (!current) return undefined;
+    const failureReason = railFailureReason(current.type);
+    const failed = await transactions.transition(trx, platform, id, 'FAILED', { failureReason, failureDetail: detail }, { from });
     if (failed?.type === 'OUTGOING') await ledger.resolve(trx, platform, { transactionId: id }, 'VOID');
     return failed;
   }

@@ -143,7 +143,7 @@ describe('durable delays', () => {
     const res = await p.api.post('/transfer-out', out(c.usd, destination, 1_500));
     spy.mockRestore();
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ status: 'FAILED', failureReason: 'OFFRAMP_FAILED', failureDetail: 'NO_RAIL_CONFIGURED' });
+    expect(res.body).toMatchObject({ status: 'FAILED', failureReason: 'COUNTERPARTY_POST_TX_FAILED', failureDetail: 'NO_RAIL_CONFIGURED' });
     expect(await balance(t, c.usd)).toEqual({ available: 5_000, total: 5_000 });
     await ledgerIsClean(t, p.platform.id);
   });

@@ -113,7 +113,7 @@ describe('POST /transfer-out on the sandbox rail', () => {
     const destination = await externalAccount(p, alice.id, suffix);
     const before = await balance(alice.usd);
     const body = expectCreated(await p.api.post('/transfer-out', { source: { accountId: alice.usd }, destination: { accountId: destination }, amount: 700 }));
-    expect(body).toMatchObject({ status: 'FAILED', failureReason: 'OFFRAMP_FAILED', failureDetail: detail });
+    expect(body).toMatchObject({ status: 'FAILED', failureReason: 'COUNTERPARTY_POST_TX_FAILED', failureDetail: detail });
     expect(body.settledAt).toBeUndefined();
     expect(await balance(alice.usd)).toEqual(before);
     expect(await paymentEvents(body.id)).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.FAILED']);
@@ -134,7 +134,7 @@ describe('POST /transfer-out on the sandbox rail', () => {
     }
     expect(await balance(alice.usd)).toEqual({ available: before.available - 900, total: before.total });
     await advance(1);
-    expect(await getTx(body.id)).toMatchObject({ status: 'FAILED', failureReason: 'OFFRAMP_FAILED', failureDetail: detail });
+    expect(await getTx(body.id)).toMatchObject({ status: 'FAILED', failureReason: 'COUNTERPARTY_POST_TX_FAILED', failureDetail: detail });
     expect(await balance(alice.usd)).toEqual(before);
     expect(await paymentEvents(body.id)).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.PROCESSING', 'OUTGOING_PAYMENT.FAILED']);
     expect(await ledgerStates(body.id)).toEqual(['VOIDED']);

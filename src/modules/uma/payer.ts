@@ -6,7 +6,7 @@ import type { Customer, CustomerService } from '../customers/service.js';
 import type { Platform } from '../platform/service.js';
 import type { QuoteRecord } from '../quotes/repository.js';
 import type { RailPlan } from '../rails/rail.js';
-import type { FailureDetail, FailureReason } from '../transactions/lifecycle.js';
+import type { FailureDetail } from '../transactions/lifecycle.js';
 import { UmaAuthError, type Authenticator } from './authentication.js';
 import { callCounterparty, CounterpartyError, type HttpAnswer, type KeyDirectory, type NetworkPolicy } from './counterparty.js';
 import { parseInvoice } from './invoice.js';
@@ -30,8 +30,12 @@ export interface PayerDeps {
   settlement: Settlement;
 }
 
-export function failedPlan(reason: FailureReason, detail: FailureDetail): RailPlan {
-  return { steps: [{ afterMs: 0, event: { kind: 'FAILED', detail, reason } }] };
+/**
+ * The payment never started (the receiver could not be reached, refused or could not be verified):
+ * QUOTE_EXECUTION_FAILED, the reference's outgoing value for it; `detail` says what happened.
+ */
+export function failedPlan(detail: FailureDetail): RailPlan {
+  return { steps: [{ afterMs: 0, event: { kind: 'FAILED', detail, reason: 'QUOTE_EXECUTION_FAILED' } }] };
 }
 
 /** Receiver error codes that mean "this sender is not allowed", as opposed to a technical failure. */
@@ -68,7 +72,7 @@ export function createUmaPayer(deps: PayerDeps) {
   function refused(answer: HttpAnswer): RailPlan {
     const code = (answer.json as { code?: unknown } | undefined)?.code;
     const detail: FailureDetail = typeof code === 'string' && COMPLIANCE_CODES.has(code) ? 'COMPLIANCE_FAILED' : 'COUNTERPARTY_DELIVERY_FAILED';
-    return failedPlan('PAY_REQUEST_FAILED', detail);
+    return failedPlan(detail);
   }
 
   /** Checks the pay-request response: authentic, and for exactly what the quote promised. */
@@ -77,11 +81,11 @@ export function createUmaPayer(deps: PayerDeps) {
     try {
       response = PayReqResponse.parse(answer.json);
     } catch {
-      return { plan: failedPlan('PAY_REQUEST_FAILED', 'COUNTERPARTY_DELIVERY_FAILED') };
+      return { plan: failedPlan('COUNTERPARTY_DELIVERY_FAILED') };
     }
     const compliance = response.payeeData?.compliance;
     if (!response.isUma() || !compliance?.signature || !compliance.signatureNonce || !compliance.signatureTimestamp) {
-      return { plan: failedPlan('PAY_REQUEST_FAILED', 'COUNTERPARTY_DELIVERY_FAILED') };
+      return { plan: failedPlan('COUNTERPARTY_DELIVERY_FAILED') };
     }
     const payload = response.signablePayload(lookup.senderIdentifier!, lookup.receiverUmaAddress);
     await deps.auth.verifyMessage({ domain: lookup.receiverDomain, payload, signature: compliance.signature, nonce: compliance.signatureNonce, timestampSec: compliance.signatureTimestamp });
@@ -89,7 +93,7 @@ export function createUmaPayer(deps: PayerDeps) {
     const { converted } = response;
     if (!invoice || converted.currencyCode !== q.receivingCurrency || converted.amount !== q.totalReceivingAmount) {
       deps.log?.warn({ quoteId: q.id, converted }, 'UMA receiver answered with an invoice for another amount or currency');
-      return { plan: failedPlan('PAY_REQUEST_FAILED', 'COUNTERPARTY_DELIVERY_FAILED') };
+      return { plan: failedPlan('COUNTERPARTY_DELIVERY_FAILED') };
     }
     const payment = await repo.insertPayment(
       database.db,
@@ -105,7 +109,7 @@ export function createUmaPayer(deps: PayerDeps) {
     try {
       receiverKeys = (await deps.directory.keysOf(lookup.receiverDomain)).keys;
     } catch (error) {
-      if (error instanceof CounterpartyError) return { plan: failedPlan('LNURLP_FAILED', 'COUNTERPARTY_DELIVERY_FAILED') };
+      if (error instanceof CounterpartyError) return { plan: failedPlan('COUNTERPARTY_DELIVERY_FAILED') };
       throw error;
     }
     const [key, sender] = await Promise.all([deps.keys.get(platform), payerData(platform, q)]);
@@ -125,14 +129,14 @@ export function createUmaPayer(deps: PayerDeps) {
     try {
       answer = await callCounterparty(lookup.callback!, { method: 'POST', body: request.toJsonString() }, deps.network);
     } catch (error) {
-      if (error instanceof CounterpartyError) return { plan: failedPlan('PAY_REQUEST_FAILED', 'COUNTERPARTY_DELIVERY_FAILED') };
+      if (error instanceof CounterpartyError) return { plan: failedPlan('COUNTERPARTY_DELIVERY_FAILED') };
       throw error;
     }
     if (answer.status !== 200) return { plan: refused(answer) };
     try {
       return await acceptResponse(platform, q, lookup, answer);
     } catch (error) {
-      if (error instanceof UmaAuthError) return { plan: failedPlan('PAY_REQUEST_FAILED', 'COUNTERPARTY_DELIVERY_FAILED') };
+      if (error instanceof UmaAuthError) return { plan: failedPlan('COUNTERPARTY_DELIVERY_FAILED') };
       throw error;
     }
   }
@@ -142,7 +146,7 @@ export function createUmaPayer(deps: PayerDeps) {
     if (q.delivery.kind !== 'UMA') throw new Error('UMA payer called for another delivery');
     const lookup = await repo.findUmaLookup(database.db, platform.id, q.delivery.lookupId);
     if (!lookup || (!lookup.sandboxOutcome && (!lookup.callback || !lookup.senderIdentifier))) {
-      return failedPlan('LNURLP_FAILED', 'COUNTERPARTY_DELIVERY_FAILED');
+      return failedPlan('COUNTERPARTY_DELIVERY_FAILED');
     }
     if (lookup.sandboxOutcome) return sandboxPlan(lookup.sandboxOutcome);
     let payment = await repo.findPayment(database.db, platform.id, q.id);

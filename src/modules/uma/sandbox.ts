@@ -46,7 +46,7 @@ export function sandboxPlan(outcome: SandboxOutcome): RailPlan {
     case 'PENDING_LONG':
       return { steps: [{ afterMs: SANDBOX_LONG_PENDING_MS, event: { kind: 'COMPLETED' } }] };
     case 'FAIL_COMPLIANCE':
-      return { steps: [{ afterMs: 0, event: { kind: 'FAILED', detail: 'COMPLIANCE_FAILED', reason: 'PAY_REQUEST_FAILED' } }] };
+      return { steps: [{ afterMs: 0, event: { kind: 'FAILED', detail: 'COMPLIANCE_FAILED', reason: 'QUOTE_EXECUTION_FAILED' } }] };
   }
 }
 

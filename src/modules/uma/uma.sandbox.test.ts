@@ -113,13 +113,13 @@ describe('paying sandbox UMA addresses', () => {
     expect((await p.api.get(`/transactions/${q.body.transactionId}`)).body.status).toBe('COMPLETED');
   });
 
-  it('$fail.compliance.usd fails with PAY_REQUEST_FAILED and gives everything back', async () => {
+  it('$fail.compliance.usd fails (QUOTE_EXECUTION_FAILED, COMPLIANCE_FAILED) and gives everything back', async () => {
     const before = await balances(t, alice.accounts.USD);
     const q = await umaQuote(`$fail.compliance.usd@${SANDBOX}`);
     const executed = await p.api.post(`/quotes/${q.body.id}/execute`);
     expect(executed.body.status).toBe('FAILED');
     const tx = (await p.api.get(`/transactions/${q.body.transactionId}`)).body;
-    expect(tx).toMatchObject({ status: 'FAILED', failureReason: 'PAY_REQUEST_FAILED', failureDetail: 'COMPLIANCE_FAILED' });
+    expect(tx).toMatchObject({ status: 'FAILED', failureReason: 'QUOTE_EXECUTION_FAILED', failureDetail: 'COMPLIANCE_FAILED' });
     expect(tx.refund).toBeUndefined();
     expect(await balances(t, alice.accounts.USD)).toEqual(before);
     expect(await transactionEvents(t, p.platform.id, q.body.transactionId)).toContain('OUTGOING_PAYMENT.FAILED');

@@ -206,22 +206,22 @@ describe('paying another VASP\'s address', () => {
     expect((await balances(t, alice.accounts.USD)).available).toBe(before.available - 10_000);
   });
 
-  it('fails with PAY_REQUEST_FAILED when the invoice is for another amount, and returns the funds', async () => {
+  it('fails (QUOTE_EXECUTION_FAILED) when the invoice is for another amount, and returns the funds', async () => {
     payMode = 'wrong-amount';
     const before = await balances(t, alice.accounts.USD);
     const { quote, executed } = await executeQuote();
     expect(executed.status).toBe('FAILED');
-    expect(await transactionOf(quote.transactionId)).toMatchObject({ status: 'FAILED', failureReason: 'PAY_REQUEST_FAILED', failureDetail: 'COUNTERPARTY_DELIVERY_FAILED' });
+    expect(await transactionOf(quote.transactionId)).toMatchObject({ status: 'FAILED', failureReason: 'QUOTE_EXECUTION_FAILED', failureDetail: 'COUNTERPARTY_DELIVERY_FAILED' });
     expect(await balances(t, alice.accounts.USD)).toEqual(before);
   });
 
   it('a receiver refusing the sender is a compliance failure', async () => {
     payMode = 'refuse';
     const { quote } = await executeQuote();
-    expect(await transactionOf(quote.transactionId)).toMatchObject({ status: 'FAILED', failureReason: 'PAY_REQUEST_FAILED', failureDetail: 'COMPLIANCE_FAILED' });
+    expect(await transactionOf(quote.transactionId)).toMatchObject({ status: 'FAILED', failureReason: 'QUOTE_EXECUTION_FAILED', failureDetail: 'COMPLIANCE_FAILED' });
   });
 
-  it('LNURLP_FAILED when the receiver\'s keys are gone by execution time', async () => {
+  it('fails (QUOTE_EXECUTION_FAILED) when the receiver\'s keys are gone by execution time', async () => {
     const found = await lookup();
     vasp.pubkeyStatus = 503;
     const q = await p.api.post('/quotes', {
@@ -232,7 +232,7 @@ describe('paying another VASP\'s address', () => {
       lockedCurrencyAmount: 10_000,
     });
     await p.api.post(`/quotes/${q.body.id}/execute`);
-    expect(await transactionOf(q.body.transactionId)).toMatchObject({ status: 'FAILED', failureReason: 'LNURLP_FAILED' });
+    expect(await transactionOf(q.body.transactionId)).toMatchObject({ status: 'FAILED', failureReason: 'QUOTE_EXECUTION_FAILED' });
   });
 
   it('a signed FAILED settlement fails the payment (LIGHTNING_PAYMENT_FAILED) with the funds back', async () => {
