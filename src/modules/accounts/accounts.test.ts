@@ -96,7 +96,19 @@ describe('accounts opened automatically', () => {
     expect(info(byCode.USDT)).toMatchObject({ accountType: 'TRON_WALLET', assetType: 'USDT', address: expect.stringMatching(/^T[1-9A-HJ-NP-Za-km-z]{33}$/) });
     expect(info(byCode.BTC)).toMatchObject({ accountType: 'SPARK_WALLET', assetType: 'BTC', address: expect.stringMatching(/^sprt1[02-9ac-hj-np-z]+$/) });
     expect(info(byCode.BRL)).toMatchObject({ accountType: 'BRL_ACCOUNT', qrCode: expect.stringMatching(/^000201.*br\.gov\.bcb\.pix.*6304[0-9A-F]{4}$/) });
-    expect(info(byCode.JPY)).toMatchObject({ accountType: 'JPY_ACCOUNT', paymentRails: ['BANK_TRANSFER'], accountNumber: expect.any(String), swiftCode: 'CRDRJP20' });
+    // The reference API has no deposit format for JPY, so a JPY account shows none.
+    expect(byCode.JPY.fundingPaymentInstructions).toEqual([]);
+  });
+
+  it('gives the reference API\'s formats to ARS, IDR and the bank-and-SWIFT currencies', async () => {
+    const p = await t.createPlatform({ currencies: ['ARS', 'IDR', 'HKD', 'MYR', 'THB', 'VND'] });
+    const accounts = await allAccounts(p, '/customers/internal-accounts', { customerId: await newCustomer(p) });
+    const byCode = Object.fromEntries(accounts.map((x) => [x.balance.currency.code, x]));
+    expect(info(byCode.ARS)).toMatchObject({ accountType: 'ARS_ACCOUNT', accountNumber: expect.stringMatching(/^\d{22}$/) });
+    expect(info(byCode.IDR)).toMatchObject({ accountType: 'IDR_ACCOUNT', phoneNumber: expect.stringMatching(/^\+62\d{10}$/), swiftCode: 'CRDRID20' });
+    for (const code of ['HKD', 'MYR', 'THB', 'VND']) {
+      expect(info(byCode[code])).toMatchObject({ accountType: `${code}_ACCOUNT`, accountNumber: expect.stringMatching(/^\d+$/), swiftCode: `CRDR${code.slice(0, 2)}20` });
+    }
   });
 
   it('shows no made-up deposit details on production platforms', async () => {

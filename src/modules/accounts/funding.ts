@@ -47,10 +47,10 @@ function ibanAccount(accountType: string, country: string, bbanDigits: number, r
   return bank(accountType, rails, { iban: iban(country, s.digits('iban', bbanDigits)), swiftCode: sandboxBic(country) }, s);
 }
 
-/** Bank account number plus SWIFT code: the shape most remaining currencies use. */
-function swiftAccount(code: string, digits: number, rails: PaymentRail[] = ['BANK_TRANSFER']) {
+/** Bank account number plus SWIFT code (the reference's HKD, MYR, SGD, THB and VND formats). */
+function swiftAccount(code: string, digits: number, rails: PaymentRail[] = ['BANK_TRANSFER'], extra: Partial<DepositDetails> = {}) {
   return (s: Seed) =>
-    bank(`${code}_ACCOUNT`, rails, { accountNumber: s.digits('account', digits), swiftCode: sandboxBic(code.slice(0, 2)) }, s);
+    bank(`${code}_ACCOUNT`, rails, { accountNumber: s.digits('account', digits), swiftCode: sandboxBic(code.slice(0, 2)), ...extra }, s);
 }
 
 const BUILDERS: Record<string, (seed: Seed) => DepositDetails> = {
@@ -67,6 +67,13 @@ const BUILDERS: Record<string, (seed: Seed) => DepositDetails> = {
   PHP: (s) => bank('PHP_ACCOUNT', ['BANK_TRANSFER'], { accountNumber: s.digits('account', 12) }, s),
   ZAR: (s) => bank('ZAR_ACCOUNT', ['BANK_TRANSFER'], { accountNumber: s.digits('account', 11) }, s),
   SGD: swiftAccount('SGD', 12, ['FAST', 'BANK_TRANSFER']),
+  HKD: swiftAccount('HKD', 12),
+  MYR: swiftAccount('MYR', 12),
+  THB: swiftAccount('THB', 10),
+  VND: swiftAccount('VND', 12),
+  IDR: (s) => swiftAccount('IDR', 12, ['BANK_TRANSFER'], { phoneNumber: `+62${s.digits('phone', 10)}` })(s),
+  // Argentina's CBU: 22 digits.
+  ARS: (s) => bank('ARS_ACCOUNT', ['BANK_TRANSFER'], { accountNumber: s.digits('account', 22) }, s),
   USDC: (s) => ({ accountType: 'BASE_WALLET', assetType: 'USDC', address: evmAddress(s.id) }),
   USDT: (s) => ({ accountType: 'TRON_WALLET', assetType: 'USDT', address: tronAddress(s.id) }),
   BTC: (s) => ({ accountType: 'SPARK_WALLET', assetType: 'BTC', address: sparkAddress(s.id) }),
@@ -79,7 +86,8 @@ function notes(details: DepositDetails): string {
 
 /**
  * Deposit details of a sandbox account, derived from its id and funding reference so they never
- * change. Currencies without a dedicated format get generic bank-transfer details.
+ * change. Only currencies the reference API has a deposit format for get details: a client of the
+ * production API could not parse others (a JPY account, say, has none).
  */
 export function sandboxFundingInstructions(account: FundingSubject): PaymentInstructions[] {
   const seed: Seed = {
@@ -87,7 +95,7 @@ export function sandboxFundingInstructions(account: FundingSubject): PaymentInst
     reference: account.fundingReference,
     digits: (label, count) => seededDigits(account.id, label, count),
   };
-  const build = BUILDERS[account.currency] ?? (isCryptoCurrency(account.currency) ? undefined : swiftAccount(account.currency, 12));
+  const build = BUILDERS[account.currency];
   if (!build) return [];
   const details = build(seed);
   return [{ instructionsNotes: notes(details), isPlatformAccount: account.customerId === null, accountOrWalletInfo: details }];

@@ -48,7 +48,7 @@ export const DepositDetails = Type.Object(
   {
     accountType: Type.String({
       description:
-        'Kind of details: USD_ACCOUNT, EUR_ACCOUNT, MXN_ACCOUNT, BRL_ACCOUNT, GBP_ACCOUNT, … for bank transfers (`<CURRENCY>_ACCOUNT` for currencies without a dedicated format), BASE_WALLET, TRON_WALLET or SPARK_WALLET for crypto.',
+        'Kind of details: USD_ACCOUNT, EUR_ACCOUNT, MXN_ACCOUNT, BRL_ACCOUNT, GBP_ACCOUNT, … for bank transfers (the reference API\'s formats; currencies it has none for get no deposit details), BASE_WALLET, TRON_WALLET or SPARK_WALLET for crypto.',
     }),
     paymentRails: Type.Optional(
       Type.Array(StringEnum(PAYMENT_RAILS, { description: 'A payment network.' }), { description: 'Networks that can deliver the deposit.' }),
@@ -63,6 +63,7 @@ export const DepositDetails = Type.Object(
     bankCode: text('Canadian institution number (3 digits).'),
     branchCode: text('Branch or transit number (5 digits).'),
     vpa: text('UPI virtual payment address.'),
+    phoneNumber: text('Phone number to pay (E.164), where the format has one (IDR).'),
     qrCode: text('PIX "copia e cola" payload; render it as a QR code or paste it into a banking app.'),
     address: text('Wallet address to send the asset to.'),
     assetType: text('Asset the wallet address accepts (BTC, USDC, USDT).'),

@@ -59,7 +59,7 @@ export type PlatformExternalAccountCreate = Omit<CustomerExternalAccountCreate, 
 export const ExternalAccount = Type.Object(
   {
     id: Type.String({ description: 'External account identifier (`ExternalAccount:…`).' }),
-    customerId: Type.Union([Type.String(), Type.Null()], { description: 'Owning customer, or null for an account of the platform itself.' }),
+    customerId: Type.Optional(Type.String({ description: 'Owning customer; absent on an account of the platform itself.' })),
     status: StringEnum(ACCOUNT_STATUSES, {
       description: 'ACTIVE: usable. PENDING: beneficiary check still running. UNDER_REVIEW: the name did not match. INACTIVE: disabled.',
     }),
@@ -84,7 +84,7 @@ export const ExternalAccount = Type.Object(
 
 export interface ExternalAccountView {
   id: string;
-  customerId: string | null;
+  customerId?: string;
   status: AccountStatus;
   platformAccountId?: string;
   currency: string;

@@ -87,7 +87,7 @@ export function present(account: ExternalAccountRecord): ExternalAccountView {
   const rails = account.paymentRails;
   return {
     id: account.id,
-    customerId: account.customerId,
+    ...(account.customerId !== null && { customerId: account.customerId }),
     status: account.status,
     ...(account.platformAccountId !== null && { platformAccountId: account.platformAccountId }),
     currency: account.currency,
