@@ -3,11 +3,14 @@
 // without it skips this file), this compares it with Corridor's /openapi.json: every operation
 // exists and answers the same 2xx codes, and every query parameter, every property path of its
 // request and 2xx response bodies, and every enum value the reference declares, Corridor declares
-// too. Deliberate differences are listed below with their reason.
+// too. Deliberate differences are listed below with their reason. Response bodies themselves are
+// checked by the test client on every call (support/reference-check.ts); the last test here shows
+// that check can fail.
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startTestApp, type TestApp } from './support/app.js';
+import { checkAgainstReference } from './support/reference-check.js';
 
 const REFERENCE = new URL('../../shared/reference/openapi-2025-10-13.yaml', import.meta.url);
 const API_PREFIX = '/2025-10-13';
@@ -109,5 +112,12 @@ describe.skipIf(skip)('the production API reference (../shared/reference)', () =
     }
     expect(ourOps.size).toBeGreaterThan(60);
     expect(problems).toEqual([]);
+  });
+
+  it('the test client refuses a response body the reference cannot parse', () => {
+    const customer = { id: 'Customer:1', platformCustomerId: 'p1', customerType: 'INDIVIDUAL', umaAddress: '$a@b.c', createdAt: '2026-01-01T00:00:00Z' };
+    expect(() => checkAgainstReference('GET', '/customers/Customer:1', 200, { ...customer, kycStatus: 'APPROVED' })).not.toThrow();
+    expect(() => checkAgainstReference('GET', '/customers/Customer:1', 200, { ...customer, kycStatus: 'SOMEWHAT' })).toThrow(/kycStatus/);
+    expect(() => checkAgainstReference('GET', '/customers/Customer:1', 200, { ...customer, id: 7 })).toThrow(/does not match/);
   });
 });

@@ -6,6 +6,7 @@ import { createCorridor, type Corridor } from '../../src/corridor.js';
 import type { Platform } from '../../src/modules/platform/service.js';
 import { API_PREFIX } from '../../src/http/app.js';
 import { sharedTestDatabase } from './db.js';
+import { checkAgainstReference } from './reference-check.js';
 
 export interface Credentials {
   clientId: string;
@@ -67,6 +68,7 @@ export function apiClient(corridor: Corridor, auth?: Credentials | { bearer: str
       const text = response.body;
       let parsed: unknown = text;
       if ((response.headers['content-type'] ?? '').toString().includes('json') && text.length > 0) parsed = JSON.parse(text);
+      if (!isOutsideApi(path)) checkAgainstReference(method, path, response.statusCode, parsed);
       return { status: response.statusCode, body: parsed as any, headers: response.headers };
     },
     get: (path, query) => client.request({ method: 'GET', path, query }),
