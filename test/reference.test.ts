@@ -5,12 +5,14 @@
 // request and 2xx response bodies, and every enum value the reference declares, Corridor declares
 // too. Deliberate differences are listed below with their reason. Response bodies themselves are
 // checked by the test client on every call (support/reference-check.ts); the last test here shows
-// that check can fail.
+// that check can fail, as does the check of every event's webhook body when a test app closes.
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startTestApp, type TestApp } from './support/app.js';
 import { checkAgainstReference } from './support/reference-check.js';
+import { systemClock } from '../src/core/clock.js';
+import { emitEvents } from '../src/core/events.js';
 
 const REFERENCE = new URL('../../shared/reference/openapi-2025-10-13.yaml', import.meta.url);
 const API_PREFIX = '/2025-10-13';
@@ -119,5 +121,13 @@ describe.skipIf(skip)('the production API reference (../shared/reference)', () =
     expect(() => checkAgainstReference('GET', '/customers/Customer:1', 200, { ...customer, kycStatus: 'APPROVED' })).not.toThrow();
     expect(() => checkAgainstReference('GET', '/customers/Customer:1', 200, { ...customer, kycStatus: 'SOMEWHAT' })).toThrow(/kycStatus/);
     expect(() => checkAgainstReference('GET', '/customers/Customer:1', 200, { ...customer, id: 7 })).toThrow(/does not match/);
+  });
+
+  it('closing a test app refuses events a webhook client of the reference could not parse', async () => {
+    const app = await startTestApp();
+    const p = await app.createPlatform();
+    const customer = (await p.api.post('/customers', { customerType: 'INDIVIDUAL', fullName: 'Ada Lovelace' })).body;
+    await emitEvents(app.corridor.database.db, p.platform, [{ type: 'CUSTOMER.KYC_APPROVED', data: { ...customer, customerType: 'ROBOT' } }], systemClock);
+    await expect(app.close()).rejects.toThrow(/CUSTOMER\.KYC_APPROVED webhook/);
   });
 });

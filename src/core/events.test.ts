@@ -5,7 +5,7 @@ import { emitEvents, pruneEvents } from './events.js';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({}, { madeUpEvents: true });
 });
 afterAll(() => t.close());
 

@@ -6,7 +6,7 @@ import { createCorridor, type Corridor } from '../../src/corridor.js';
 import type { Platform } from '../../src/modules/platform/service.js';
 import { API_PREFIX } from '../../src/http/app.js';
 import { sharedTestDatabase } from './db.js';
-import { checkAgainstReference } from './reference-check.js';
+import { checkAgainstReference, referenceAvailable, webhookProblems } from './reference-check.js';
 
 export interface Credentials {
   clientId: string;
@@ -101,8 +101,12 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   return { ...loadConfig({ LOG_LEVEL: 'info', DATA_DIR: 'memory', UMA_ALLOW_PRIVATE_COUNTERPARTIES: 'true' }), ...overrides };
 }
 
-/** Builds the real app on this worker's shared database. */
-export async function startTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
+/**
+ * Builds the real app on this worker's shared database. On close, every event of the platforms it
+ * created is checked against the production API's webhook schemas (support/reference-check.ts),
+ * unless the file emits made-up events to test delivery itself (`madeUpEvents`).
+ */
+export async function startTestApp(overrides: Partial<Config> = {}, options: { madeUpEvents?: boolean } = {}): Promise<TestApp> {
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, done) {
@@ -113,6 +117,7 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
   const corridor = await createCorridor({ config: testConfig(overrides), database: await sharedTestDatabase(), logDestination: sink });
   await corridor.app.ready();
   let counter = 0;
+  const platformIds: string[] = [];
   return {
     corridor,
     logs,
@@ -128,9 +133,22 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
         },
         corridor.database,
       );
+      platformIds.push(platform.id);
       const credentials = { clientId: token.clientId, clientSecret: token.clientSecret! };
       return { platform, credentials, api: apiClient(corridor, credentials) };
     },
-    close: () => corridor.close(),
+    async close() {
+      const problems = options.madeUpEvents ? [] : await eventProblems(corridor, platformIds);
+      await corridor.close();
+      if (problems.length > 0) throw new Error(`events a webhook client of the production API could not parse:\n  ${problems.join('\n  ')}`);
+    },
   };
+}
+
+/** What the reference's webhook schemas find wrong with the events of these platforms, as delivered. */
+async function eventProblems(corridor: Corridor, platformIds: string[]): Promise<string[]> {
+  if (!referenceAvailable || platformIds.length === 0) return [];
+  const rows = await corridor.database.db.selectFrom('events').select(['id', 'type', 'data', 'created_at']).where('platform_id', 'in', platformIds).execute();
+  const envelopes = rows.map((e) => ({ id: e.id, type: e.type, timestamp: e.created_at.toISOString(), data: e.data }));
+  return envelopes.map(webhookProblems).filter((p): p is string => p !== undefined);
 }

@@ -31,12 +31,22 @@ function loosenUnions(node: unknown): unknown {
   return out;
 }
 
+/** Refs point into the reference's components, registered under the id `reference`. */
+function rebase(schema: Schema): Schema {
+  return JSON.parse(JSON.stringify(schema).replace(/"\$ref":"#\//g, '"$ref":"reference#/'));
+}
+
 function load() {
   if (!existsSync(REFERENCE)) return undefined;
   const doc = loosenUnions(parse(readFileSync(REFERENCE, 'utf8'))) as Schema;
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
   addFormats.default(ajv);
   ajv.addSchema({ $id: 'reference', components: doc.components });
+  const webhooks = new Map<string, Schema>();
+  for (const [name, item] of Object.entries<Schema>(doc.webhooks ?? {})) {
+    const schema = item.post?.requestBody?.content?.['application/json']?.schema;
+    if (schema) webhooks.set(name, rebase(schema));
+  }
   const operations: Operation[] = [];
   for (const [path, item] of Object.entries<Schema>(doc.paths)) {
     // Literal segments first: /quotes/{id} must not swallow /quotes/lookup.
@@ -47,10 +57,11 @@ function load() {
   }
   const literalFirst = (o: Operation) => (o.pattern.source.match(/\[\^\/\]\+/g) ?? []).length;
   operations.sort((a, b) => literalFirst(a) - literalFirst(b));
-  return { ajv, operations, validators: new Map<string, ValidateFunction | null>() };
+  return { ajv, operations, webhooks, validators: new Map<string, ValidateFunction | null>() };
 }
 
 const reference = load();
+export const referenceAvailable = reference !== undefined;
 
 /** Bodies that show a Corridor extension the reference cannot describe, and why they are let through. */
 const EXTENSIONS: Array<{ shows: (item: any) => boolean; why: string }> = [
@@ -68,9 +79,7 @@ function validatorFor(method: string, path: string, status: number): ValidateFun
   const cacheKey = `${method} ${op?.pattern.source} ${status}`;
   if (!reference.validators.has(cacheKey)) {
     const schema = op?.responses[String(status)]?.content?.['application/json']?.schema;
-    // Refs point into the reference's components, registered under the id `reference`.
-    const rebased = schema && JSON.parse(JSON.stringify(schema).replace(/"\$ref":"#\//g, '"$ref":"reference#/'));
-    reference.validators.set(cacheKey, rebased ? reference.ajv.compile(rebased) : null);
+    reference.validators.set(cacheKey, schema ? reference.ajv.compile(rebase(schema)) : null);
   }
   return reference.validators.get(cacheKey) ?? null;
 }
@@ -83,4 +92,30 @@ export function checkAgainstReference(method: string, apiPath: string, status: n
   if (!validate || validate(body) || showsExtension(body)) return;
   const problems = (validate.errors ?? []).slice(0, 8).map((e) => `${e.instancePath || '/'} ${e.message}`);
   throw new Error(`${method} ${path} → ${status}: the body does not match the production API's schema:\n  ${problems.join('\n  ')}`);
+}
+
+/** The reference's webhook (its `webhooks` key) that carries events of this type. */
+const WEBHOOK_OF: Array<[RegExp, string]> = [
+  [/^AGENT_ACTION\./, 'agent-action'],
+  [/^INCOMING_PAYMENT\./, 'incoming-payment'],
+  [/^OUTGOING_PAYMENT\./, 'outgoing-payment'],
+  [/^TEST$/, 'test-webhook'],
+  [/^BULK_UPLOAD\./, 'bulk-upload'],
+  [/^INVITATION\./, 'invitation-claimed'],
+  [/^CUSTOMER\./, 'customer-update'],
+  [/^INTERNAL_ACCOUNT\./, 'internal-account-status'],
+  [/^VERIFICATION\./, 'verification-update'],
+];
+const webhookValidators = new Map<string, ValidateFunction>();
+
+/** What is wrong with a webhook body by the reference's schema for its event type; undefined when nothing is. */
+export function webhookProblems(body: any): string | undefined {
+  if (!reference || typeof body?.type !== 'string') return undefined;
+  const name = WEBHOOK_OF.find(([pattern]) => pattern.test(body.type))?.[1];
+  const schema = name && reference.webhooks.get(name);
+  if (!name || !schema) return undefined;
+  let validate = webhookValidators.get(name);
+  if (!validate) webhookValidators.set(name, (validate = reference.ajv.compile(schema)));
+  if (validate(body) || showsExtension(body.data)) return undefined;
+  return `${body.type} webhook: ${(validate.errors ?? []).slice(0, 8).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ')}`;
 }

@@ -58,7 +58,7 @@ describe('approval hooks through real deliveries', () => {
   const responses: ResponseInfo[] = [];
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({}, { madeUpEvents: true });
     p = await t.createPlatform();
     receiver = await startWebhookReceiver();
     await p.api.patch('/config', { webhookEndpoint: receiver.url });

@@ -9,7 +9,7 @@ let t: TestApp;
 const receivers: WebhookReceiver[] = [];
 
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({}, { madeUpEvents: true });
 });
 afterEach(async () => {
   await Promise.all(receivers.splice(0).map((r) => r.close()));
