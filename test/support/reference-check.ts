@@ -1,7 +1,8 @@
-// Checks the bodies of Corridor's 2xx responses against the production API's OpenAPI document,
-// when that document sits beside the project (../shared/reference; never committed). The test
-// client calls `checkAgainstReference` for every response, so every test that reads a response
-// also checks that a client of the production API could read it.
+// Checks what Corridor sends against the production API's OpenAPI document, when that document
+// sits beside the project (../shared/reference; never committed): the test client calls
+// `checkAgainstReference` for every 2xx response, and a closing test app calls `webhookProblems`
+// for every event. So every test that reads a response or causes an event also checks that a
+// client of the production API could read it.
 import { existsSync, readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
