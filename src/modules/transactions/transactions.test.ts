@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/support/webhook-receiver.js';
+import { transact } from '../../db/transact.js';
 
 let t: TestApp;
 let p: TestPlatform;
@@ -142,6 +143,18 @@ describe('incoming payments', () => {
     const other = await t.createPlatform();
     expect((await other.api.post(`/transactions/${record.id}/approve`, {})).status).toBe(404);
     expect((await other.api.get(`/transactions/${record.id}`)).status).toBe(404);
+  });
+});
+
+describe('failureReason', () => {
+  it('a reason outside the direction\'s enum is refused and changes nothing', async () => {
+    const record = await receive(alice, 300);
+    const platform = (await t.corridor.services.platforms.get(p.platform.id))!;
+    const fail = (failureReason: 'COUNTERPARTY_POST_TX_FAILED' | 'OFFRAMP_FAILED') =>
+      transact(t.corridor.database.db, (trx) => t.corridor.services.transactions.transition(trx, platform, record.id, 'FAILED', { failureReason }));
+    await expect(fail('COUNTERPARTY_POST_TX_FAILED')).rejects.toThrow(/not one of the reference's values for INCOMING/);
+    expect((await p.api.get(`/transactions/${record.id}`)).body).toMatchObject({ status: 'COMPLETED' });
+    expect(await fail('OFFRAMP_FAILED')).toMatchObject({ status: 'FAILED', failureReason: 'OFFRAMP_FAILED' });
   });
 });
 
