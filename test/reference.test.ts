@@ -6,9 +6,11 @@
 // too. Deliberate differences are listed below with their reason. Response bodies themselves are
 // checked by the test client on every call (support/reference-check.ts); the last test here shows
 // that check can fail, as does the check of every event's webhook body when a test app closes.
+// Every request example in the reference is also sent to Corridor: none may be refused for its shape.
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { connectedAgent } from './support/agents.js';
 import { startTestApp, type TestApp } from './support/app.js';
 import { checkAgainstReference } from './support/reference-check.js';
 import { systemClock } from '../src/core/clock.js';
@@ -129,5 +131,32 @@ describe.skipIf(skip)('the production API reference (../shared/reference)', () =
     const customer = (await p.api.post('/customers', { customerType: 'INDIVIDUAL', fullName: 'Ada Lovelace' })).body;
     await emitEvents(app.corridor.database.db, p.platform, [{ type: 'CUSTOMER.KYC_APPROVED', data: { ...customer, customerType: 'ROBOT' } }], systemClock);
     await expect(app.close()).rejects.toThrow(/CUSTOMER\.KYC_APPROVED webhook/);
+  });
+
+  it('accepts the shape of every request example in the reference', async () => {
+    const p = await t.createPlatform();
+    const customer = (await p.api.post('/customers', { customerType: 'INDIVIDUAL', fullName: 'Ada Lovelace' })).body;
+    const agent = await connectedAgent(t, p, customer.id);
+    // Ajv keywords that mean the body's shape was refused; other 400s judge its content (a
+    // checksum, a currency the platform does not support) and depend on the example's values.
+    const SHAPE = new Set(['required', 'type', 'additionalProperties', 'enum', 'const']);
+    const refused: string[] = [];
+    let sent = 0;
+    for (const [path, item] of Object.entries<Schema>(reference.paths)) {
+      for (const [method, op] of Object.entries<Schema>(item)) {
+        const content = resolve(reference, op.requestBody)?.content?.['application/json'];
+        if (!content) continue;
+        const examples = Object.values<Schema>(content.examples ?? {}).map((e) => resolve(reference, e)?.value);
+        for (const body of [content.example, ...examples].filter((b) => b !== undefined)) {
+          const api = path.startsWith('/agents/me') ? agent.api : p.api;
+          const res = await api.request({ method: method.toUpperCase(), path: path.replace(/\{[^}]+\}/g, 'Unknown:1'), body });
+          sent++;
+          const shapeErrors = res.status === 400 ? (res.body.details?.errors ?? []).filter((e: { constraint: string }) => SHAPE.has(e.constraint)) : [];
+          if (shapeErrors.length > 0) refused.push(`${method.toUpperCase()} ${path}: ${JSON.stringify(shapeErrors)}`);
+        }
+      }
+    }
+    expect(sent).toBeGreaterThan(25);
+    expect(refused).toEqual([]);
   });
 });
