@@ -7,17 +7,13 @@
 // checked by the test client on every call (support/reference-check.ts); the last test here shows
 // that check can fail, as does the check of every event's webhook body when a test app closes.
 // Every request example in the reference is also sent to Corridor: none may be refused for its shape.
-import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
-import { connectedAgent } from './support/agents.js';
-import { startTestApp, type TestApp } from './support/app.js';
-import { checkAgainstReference } from './support/reference-check.js';
 import { systemClock } from '../src/core/clock.js';
 import { emitEvents } from '../src/core/events.js';
-
-const REFERENCE = new URL('../../shared/reference/openapi-2025-10-13.yaml', import.meta.url);
-const API_PREFIX = '/2025-10-13';
+import { API_PREFIX } from '../src/http/app.js';
+import { connectedAgent } from './support/agents.js';
+import { startTestApp, type TestApp } from './support/app.js';
+import { checkAgainstReference, referenceDocument } from './support/reference-check.js';
 
 /** Property paths (suffixes) of the reference that Corridor leaves out on purpose. */
 const OMITTED: Array<{ path: RegExp; why: string }> = [
@@ -31,14 +27,13 @@ const OMITTED: Array<{ path: RegExp; why: string }> = [
 type Schema = Record<string, any>;
 type Operation = { parameters?: Schema[]; requestBody?: Schema; responses?: Record<string, Schema> };
 
-const skip = !existsSync(REFERENCE);
+const skip = !referenceDocument;
+const reference = referenceDocument as Schema;
 let t: TestApp;
 let ours: Schema;
-let reference: Schema;
 
 beforeAll(async () => {
   if (skip) return;
-  reference = parse(readFileSync(REFERENCE, 'utf8'));
   t = await startTestApp();
   ours = (await t.anonymous.get('/openapi.json')).body;
 });

@@ -6,7 +6,7 @@ import { createCorridor, type Corridor } from '../../src/corridor.js';
 import type { Platform } from '../../src/modules/platform/service.js';
 import { API_PREFIX } from '../../src/http/app.js';
 import { sharedTestDatabase } from './db.js';
-import { checkAgainstReference, referenceAvailable, webhookProblems } from './reference-check.js';
+import { checkAgainstReference, referenceDocument, webhookProblems } from './reference-check.js';
 
 export interface Credentials {
   clientId: string;
@@ -147,7 +147,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, options: { m
 
 /** What the reference's webhook schemas find wrong with the events of these platforms, as delivered. */
 async function eventProblems(corridor: Corridor, platformIds: string[]): Promise<string[]> {
-  if (!referenceAvailable || platformIds.length === 0) return [];
+  if (!referenceDocument || platformIds.length === 0) return [];
   const rows = await corridor.database.db.selectFrom('events').select(['id', 'type', 'data', 'created_at']).where('platform_id', 'in', platformIds).execute();
   const envelopes = rows.map((e) => ({ id: e.id, type: e.type, timestamp: e.created_at.toISOString(), data: e.data }));
   return envelopes.map(webhookProblems).filter((p): p is string => p !== undefined);

@@ -37,9 +37,12 @@ function rebase(schema: Schema): Schema {
   return JSON.parse(JSON.stringify(schema).replace(/"\$ref":"#\//g, '"$ref":"reference#/'));
 }
 
+/** The production API's OpenAPI document as written, when it is beside the project. */
+export const referenceDocument: Schema | undefined = existsSync(REFERENCE) ? parse(readFileSync(REFERENCE, 'utf8')) : undefined;
+
 function load() {
-  if (!existsSync(REFERENCE)) return undefined;
-  const doc = loosenUnions(parse(readFileSync(REFERENCE, 'utf8'))) as Schema;
+  if (!referenceDocument) return undefined;
+  const doc = loosenUnions(referenceDocument) as Schema;
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
   addFormats.default(ajv);
   ajv.addSchema({ $id: 'reference', components: doc.components });
@@ -62,7 +65,6 @@ function load() {
 }
 
 const reference = load();
-export const referenceAvailable = reference !== undefined;
 
 /** Bodies that show a Corridor extension the reference cannot describe, and why they are let through. */
 const EXTENSIONS: Array<{ shows: (item: any) => boolean; why: string }> = [
