@@ -113,3 +113,21 @@ export function expectRefused(res: ApiResponse, status: number, code: string, re
   expectError(res, status, code);
   if (reason) expect(res.body.reason).toBe(reason);
 }
+
+/**
+ * A SENDING-locked quote paid from the wallet's account to `destination`, made through `api` at
+ * `path` (`/quotes` for the platform, `/agents/me/quotes` for an agent), with the payload its
+ * execution must be signed over.
+ */
+export async function walletQuote(api: ApiClient, path: string, accountId: string, destination: string, amount: number) {
+  const quote = await api.post(path, {
+    source: { sourceType: 'ACCOUNT', accountId },
+    destination: { destinationType: 'ACCOUNT', accountId: destination },
+    lockedCurrencySide: 'SENDING',
+    lockedCurrencyAmount: amount,
+  });
+  expect(quote.status, JSON.stringify(quote.body)).toBe(201);
+  const payloadToSign: string = quote.body.paymentInstructions[0].accountOrWalletInfo.payloadToSign;
+  expect(typeof payloadToSign).toBe('string');
+  return { quote: quote.body, payloadToSign };
+}

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { agentPolicy, connectedAgent, type TestAgent } from '../../../test/support/agents.js';
 import { balances, usdAccount } from '../../../test/support/quotes.js';
-import { emailSession, expectRefused, newWallet, signedRequest, verifyEmail, walletPlatform, type OpenedSession, type Wallet } from '../../../test/support/wallets.js';
+import { emailSession, expectRefused, newWallet, signedRequest, verifyEmail, walletPlatform, walletQuote, type OpenedSession, type Wallet } from '../../../test/support/wallets.js';
 import { signPayload } from '../../wallet-client/index.js';
 
 let t: TestApp;
@@ -25,20 +25,14 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function walletQuote(amount: number): Promise<{ id: string; payloadToSign: string }> {
-  const res = await agent.api.post('/agents/me/quotes', {
-    source: { sourceType: 'ACCOUNT', accountId: wallet.accountId },
-    destination: { destinationType: 'ACCOUNT', accountId: bank },
-    lockedCurrencySide: 'SENDING',
-    lockedCurrencyAmount: amount,
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return { id: res.body.id, payloadToSign: res.body.paymentInstructions[0].accountOrWalletInfo.payloadToSign };
+async function agentWalletQuote(amount: number): Promise<{ id: string; payloadToSign: string }> {
+  const { quote, payloadToSign } = await walletQuote(agent.api, '/agents/me/quotes', wallet.accountId, bank, amount);
+  return { id: quote.id, payloadToSign };
 }
 
 describe('an agent paying from an embedded wallet', () => {
   it('needs the owner\'s session signature to execute, and runs with it', async () => {
-    const quote = await walletQuote(1_000);
+    const quote = await agentWalletQuote(1_000);
     expectRefused(await agent.api.post(`/agents/me/quotes/${quote.id}/execute`), 401, 'UNAUTHORIZED');
     expect(await balances(t, wallet.accountId)).toEqual({ available: FUNDS, posted: FUNDS });
 
@@ -52,7 +46,7 @@ describe('an agent paying from an embedded wallet', () => {
 
   it('a held wallet payment keeps the signature, and the approval executes with it', async () => {
     const before = await balances(t, wallet.accountId);
-    const quote = await walletQuote(5_000);
+    const quote = await agentWalletQuote(5_000);
     const signature = signPayload(quote.payloadToSign, session.key);
     const held = await agent.api.post(`/agents/me/quotes/${quote.id}/execute`, undefined, { 'service-wallet-signature': signature });
     expect(held.status, JSON.stringify(held.body)).toBe(200);
@@ -68,12 +62,12 @@ describe('an agent paying from an embedded wallet', () => {
 
   it('a held wallet payment without a signature, or signed by a session revoked since, fails on approval and moves no money', async () => {
     const before = await balances(t, wallet.accountId);
-    const unsigned = await walletQuote(4_000);
+    const unsigned = await agentWalletQuote(4_000);
     const heldUnsigned = await agent.api.post(`/agents/me/quotes/${unsigned.id}/execute`);
     expect(heldUnsigned.body.status).toBe('PENDING_APPROVAL');
 
     const second = await verifyEmail(t, wallet.api, session.credentialId, '000000');
-    const signed = await walletQuote(4_500);
+    const signed = await agentWalletQuote(4_500);
     const heldSigned = await agent.api.post(`/agents/me/quotes/${signed.id}/execute`, undefined, {
       'service-wallet-signature': signPayload(signed.payloadToSign, second.key),
     });

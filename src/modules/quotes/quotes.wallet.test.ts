@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { balances, expectLedgerClean, usdAccount } from '../../../test/support/quotes.js';
-import { emailSession, newWallet, walletPlatform, type Wallet } from '../../../test/support/wallets.js';
+import { emailSession, newWallet, walletPlatform, walletQuote, type Wallet } from '../../../test/support/wallets.js';
 import { buildStamp, signPayload } from '../../wallet-client/index.js';
 
 let t: TestApp;
@@ -13,17 +13,7 @@ afterAll(() => t.close());
 
 async function fundedWalletQuote(tp: TestPlatform, wallet: Wallet, amount = 5_000) {
   await tp.api.post(`/sandbox/internal-accounts/${wallet.accountId}/fund`, { amount: 100_000 });
-  const destination = await usdAccount(tp, wallet.customerId);
-  const quote = await tp.api.post('/quotes', {
-    source: { sourceType: 'ACCOUNT', accountId: wallet.accountId },
-    destination: { destinationType: 'ACCOUNT', accountId: destination },
-    lockedCurrencySide: 'SENDING',
-    lockedCurrencyAmount: amount,
-  });
-  expect(quote.status, JSON.stringify(quote.body)).toBe(201);
-  const payloadToSign: string = quote.body.paymentInstructions[0].accountOrWalletInfo.payloadToSign;
-  expect(typeof payloadToSign).toBe('string');
-  return { quote: quote.body, payloadToSign };
+  return walletQuote(tp.api, '/quotes', wallet.accountId, await usdAccount(tp, wallet.customerId), amount);
 }
 
 /** A quote converting the wallet's USD into the same customer's EUR internal account (no payout rail). */
