@@ -145,10 +145,18 @@ describe('operational endpoints', () => {
   });
 
   it('/metrics exposes Prometheus text', async () => {
+    const configCount = async () => {
+      const text = String((await t.anonymous.get('/metrics')).body);
+      const line = text.split('\n').find((l) => l.startsWith('corridor_http_request_duration_seconds_count{method="GET",route="/2025-10-13/config",status="2xx"}'));
+      return line ? Number(line.split(' ').pop()) : 0;
+    };
     await p.api.get('/config');
+    const before = await configCount();
+    await p.api.get('/config');
+    await p.api.get('/config');
+    expect(await configCount()).toBe(before + 2);
     const response = await t.anonymous.get('/metrics');
     expect(response.status).toBe(200);
-    expect(response.body).toContain('corridor_http_request_duration_seconds');
     expect(response.body).toMatch(/corridor_backlog\{kind="dead_jobs"\} \d+/);
     expect(response.body).toMatch(/corridor_backlog\{kind="pending_webhooks"\} \d+/);
   });

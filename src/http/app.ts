@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -31,6 +32,7 @@ import { ErrorEnvelope } from './common-schemas.js';
 import { installErrorHandling } from './errors.js';
 import { documentIdempotencyKey, installIdempotency } from './idempotency.js';
 import { installMetrics } from './metrics.js';
+import { lazyRequestLogger } from './request-logger.js';
 import type { Api } from './types.js';
 import { buildSerializer } from './serialization.js';
 import { buildValidator } from './validation.js';
@@ -62,6 +64,13 @@ function registerApi(api: Api, services: Services): void {
   agentRoutes(api, services);
 }
 
+/** Request ids for log lines: unique across processes (a random prefix per process), cheap per request. */
+function requestIds(): () => string {
+  const prefix = randomBytes(6).toString('base64url');
+  let sequence = 0;
+  return () => `${prefix}-${(++sequence).toString(36)}`;
+}
+
 export async function buildHttpApp(deps: CoreDeps, services: Services, options: { logger: Logger | false }): Promise<FastifyInstance> {
   const { config } = deps;
   const untyped = Fastify({
@@ -73,7 +82,9 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
     logController: new LogController({ disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace' }),
     return503OnClosing: true,
     schemaController: { compilersFactory: { buildValidator: buildValidator as any, buildSerializer: buildSerializer as any } },
-    genReqId: () => crypto.randomUUID(),
+    genReqId: requestIds(),
+    // A pino child per request costs more than a small request's own work; build it on first use.
+    ...(options.logger && { childLoggerFactory: lazyRequestLogger }),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const app = untyped as unknown as FastifyInstance;

@@ -79,8 +79,7 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
     claim.recorded = true;
   }
 
-  app.addHook('preHandler', async (request, reply) => {
-    const scope = request.principal?.kind === 'agent' ? request.principal.agentId : request.platform?.id;
+  app.addHook('preHandler', (request, _reply, done) => {
     request.ctx = {
       platform: request.platform,
       agentId: request.principal?.kind === 'agent' ? request.principal.agentId : undefined,
@@ -92,13 +91,26 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
           return result;
         }),
     };
+    done();
+  });
+
+  // Only POST routes take a key: the claim and the recording are their own hooks, so other
+  // requests pay for neither.
+  app.addHook('onRoute', (route) => {
+    if (![route.method].flat().includes('POST')) return;
+    route.preHandler = [...[route.preHandler ?? []].flat(), claimHook];
+    route.onSend = [...[route.onSend ?? []].flat(), recordHook];
+  });
+
+  async function claimHook(request: FastifyRequest, reply: FastifyReply) {
+    const scope = request.principal?.kind === 'agent' ? request.principal.agentId : request.platform?.id;
     const key = request.headers['idempotency-key'];
-    if (request.method !== 'POST' || key === undefined || !scope) return;
+    if (key === undefined || !scope) return;
     if (typeof key !== 'string' || key.length === 0 || key.length > 255) {
       throw invalidInput('Idempotency-Key', 'Idempotency-Key must be 1-255 characters', 'maxLength');
     }
     await claimKey(request, reply, scope, key);
-  });
+  }
 
   async function claimKey(request: FastifyRequest, reply: FastifyReply, scope: string, key: string) {
     const hash = requestHash(request);
@@ -142,7 +154,7 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
     request.idempotency = claim;
   }
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  async function recordHook(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
     const claim = request.idempotency;
     if (!claim || claim.recorded) return payload;
     // 202 is a signed-retry challenge, not the outcome: the signed retry reuses the same key.
@@ -159,7 +171,7 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
         .execute();
     }
     return payload;
-  });
+  }
 }
 
 /** Deletes idempotency records past their retention. */

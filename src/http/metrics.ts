@@ -29,8 +29,14 @@ function installBacklogGauges(registry: Registry, database: Database): void {
   });
 }
 
+export interface HttpMetrics {
+  registry: Registry;
+  /** Counts a request answered with the response of an identical request's run (src/http/coalescing.ts). */
+  countSharedRead(route: string): void;
+}
+
 /** Prometheus metrics at GET /metrics: process defaults, per-route request counts and latency, backlogs. */
-export function installMetrics(app: FastifyInstance, database: Database): Registry {
+export function installMetrics(app: FastifyInstance, database: Database): HttpMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'corridor_' });
   installBacklogGauges(registry, database);
@@ -48,16 +54,39 @@ export function installMetrics(app: FastifyInstance, database: Database): Regist
     registers: [registry],
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  const sharedReads = new Counter({
+    name: 'corridor_http_shared_reads_total',
+    help: 'GET requests answered with the run of an identical request that arrived before it started, by route.',
+    labelNames: ['route'],
+    registers: [registry],
+  });
+  const sharedReadCounters = new Map<string, { inc(): void }>();
+
+  // One labelled child per route and status class, found by a string key: prom-client would
+  // otherwise sort and hash the label object on every response.
+  const observers = new Map<string, { observe(seconds: number): void }>();
+  app.addHook('onResponse', (request, reply, done) => {
+    const method = request.method;
     const route = request.routeOptions.url ?? 'unmatched';
     const status = `${Math.floor(reply.statusCode / 100)}xx`;
-    duration.observe({ method: request.method, route, status }, reply.elapsedTime / 1000);
-    if (reply.statusCode >= 500) errorsTotal.inc({ method: request.method, route });
+    const key = `${method} ${route} ${status}`;
+    let observer = observers.get(key);
+    if (!observer) observers.set(key, (observer = duration.labels({ method, route, status })));
+    observer.observe(reply.elapsedTime / 1000);
+    if (reply.statusCode >= 500) errorsTotal.inc({ method, route });
+    done();
   });
 
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     reply.header('content-type', registry.contentType);
     return registry.metrics();
   });
-  return registry;
+  return {
+    registry,
+    countSharedRead(route) {
+      let counter = sharedReadCounters.get(route);
+      if (!counter) sharedReadCounters.set(route, (counter = sharedReads.labels({ route })));
+      counter.inc();
+    },
+  };
 }
