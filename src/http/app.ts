@@ -29,6 +29,7 @@ import { umaProtocolRoutes, umaRoutes } from '../modules/uma/routes.js';
 import type { CoreDeps, Services } from '../services.js';
 import { installAuth } from './auth.js';
 import { ErrorEnvelope } from './common-schemas.js';
+import { installReadCoalescing } from './coalescing.js';
 import { installErrorHandling } from './errors.js';
 import { documentIdempotencyKey, installIdempotency } from './idempotency.js';
 import { installMetrics } from './metrics.js';
@@ -98,7 +99,7 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
     else parseJson(request, body as string, done);
   });
   installErrorHandling(app);
-  installMetrics(app, deps.database);
+  const metrics = installMetrics(app, deps.database);
 
   await app.register(fastifySwagger, {
     openapi: {
@@ -143,6 +144,7 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
     async (api) => {
       installAuth(api, { tokens: services.tokens, platforms: services.platforms, agents: () => services.agents.authenticator });
       installIdempotency(api, { database: deps.database, clock: deps.clock });
+      installReadCoalescing(api, { onShared: metrics.countSharedRead });
       registerApi(api as unknown as Api, services);
     },
     { prefix: API_PREFIX },

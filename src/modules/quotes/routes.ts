@@ -67,6 +67,8 @@ export function quoteRoutes(app: Api, { quotes }: Services): void {
         querystring: LookupQuery,
         response: { 200: ExternalAccountLookup, ...errors(404) },
       },
+      // Every lookup is a new Lookup with its own id: never shared between callers.
+      config: { coalesce: false },
     },
     async (request) => quotes.lookupExternalAccount(request.ctx, request.params.accountId, request.query),
   );

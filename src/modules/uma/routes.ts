@@ -23,6 +23,8 @@ export function umaRoutes(app: Api, { uma }: Services): void {
         querystring: UmaLookupQuery,
         response: { 200: ReceiverUmaLookup, ...errors(404, 412, 424) },
       },
+      // Every lookup is a new Lookup with its own id: never shared between callers.
+      config: { coalesce: false },
     },
     async (request) => uma.lookupUma(request.ctx, request.params.receiverUmaAddress, request.query),
   );
