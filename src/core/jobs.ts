@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database, Executor } from '../db/database.js';
+import { literalLimit } from '../db/database.js';
 import { toRealTime, type Clock, type ClockSubject } from './clock.js';
 import { addToOutbox } from './outbox.js';
 
@@ -170,7 +171,7 @@ export class JobRunner {
           .where('dead_at', 'is', null)
           .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]));
         if (platformId) due = due.where('platform_id', '=', platformId);
-        return due.orderBy('due_at').limit(this.batchSize).forUpdate().skipLocked();
+        return due.orderBy('due_at').limit(literalLimit(this.batchSize)).forUpdate().skipLocked();
       })
       .returning(['id', 'platform_id', 'kind', 'payload', 'attempts', 'max_attempts'])
       .execute();

@@ -1,6 +1,7 @@
 import { Type, type TSchema } from 'typebox';
 import { sql, type SelectQueryBuilder } from 'kysely';
 import { invalidInput } from '../core/errors.js';
+import { literalLimit } from '../db/database.js';
 
 /** Query parameters every paginated list accepts. */
 export const PageQuery = {
@@ -91,7 +92,7 @@ export async function keysetPage<Row extends { created_at: Date; id: string }>(
   const rows = (await page
     .orderBy(sql.ref(createdAt), order)
     .orderBy(sql.ref(id), order)
-    .limit(limit + 1)
+    .limit(literalLimit(limit + 1))
     .execute()) as (Row & { __total_count: number })[];
 
   const totalCount = rows.length > 0 ? rows[0].__total_count : Number((await counted.executeTakeFirst())?.n ?? 0);

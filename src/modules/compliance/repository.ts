@@ -1,5 +1,5 @@
 import type { Executor, Trx } from '../../db/database.js';
-import { toJson } from '../../db/database.js';
+import { literalLimit, toJson } from '../../db/database.js';
 import type { Json } from '../../db/schema.js';
 import { keysetPage } from '../../http/pagination.js';
 import type { CustomerType, VerificationStatus } from '../customers/schemas.js';
@@ -163,7 +163,7 @@ export async function decideVerification(trx: Trx, id: string, decision: Decisio
 export async function verificationsInStatus(ex: Executor, platformId: string | undefined, status: VerificationState, limit: number): Promise<VerificationRow[]> {
   let query = ex.selectFrom('verifications').selectAll().where('status', '=', status);
   if (platformId) query = query.where('platform_id', '=', platformId);
-  return query.orderBy('created_at').orderBy('id').limit(limit).execute();
+  return query.orderBy('created_at').orderBy('id').limit(literalLimit(limit)).execute();
 }
 
 export async function listVerifications(ex: Executor, platformId: string, q: VerificationListQuery) {

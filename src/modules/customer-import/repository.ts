@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor, Trx } from '../../db/database.js';
-import { toJson } from '../../db/database.js';
+import { literalLimit, toJson } from '../../db/database.js';
 import type { Json } from '../../db/schema.js';
 
 export type ImportStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
@@ -105,7 +105,7 @@ export async function insertRowError(trx: Trx, importId: string, error: RowError
 
 export async function rowErrors(ex: Executor, importId: string, limit?: number): Promise<RowError[]> {
   let query = ex.selectFrom('bulk_import_errors').selectAll().where('import_id', '=', importId).orderBy('row_number');
-  if (limit) query = query.limit(limit);
+  if (limit) query = query.limit(literalLimit(limit));
   const rows = await query.execute();
   return rows.map((r) => ({ rowNumber: r.row_number, correlationId: r.correlation_id, code: r.code, message: r.message, details: r.details }));
 }

@@ -1,4 +1,5 @@
 import type { Executor, Trx } from '../../db/database.js';
+import { literalLimit } from '../../db/database.js';
 import type { AuthMethodType } from './schemas.js';
 
 declare module '../../db/schema.js' {
@@ -222,7 +223,7 @@ export async function lockOpenCode(trx: Trx, credentialId: string): Promise<Auth
     .where('kind', '=', 'EMAIL_OTP')
     .where('consumed_at', 'is', null)
     .orderBy('created_at', 'desc')
-    .limit(1)
+    .limit(literalLimit(1))
     .forUpdate()
     .executeTakeFirst();
 }

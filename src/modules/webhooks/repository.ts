@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Clock } from '../../core/clock.js';
 import { emitEvents, type EventOwner, type EventType } from '../../core/events.js';
 import type { Database, Executor } from '../../db/database.js';
+import { literalLimit } from '../../db/database.js';
 
 declare module '../../db/schema.js' {
   interface DB {
@@ -73,7 +74,7 @@ export async function claimDueEvent(
         .where('delivery_state', '=', 'PENDING')
         .where('next_attempt_at', '<=', options.now);
       if (options.excludePlatforms.length > 0) due = due.where('platform_id', 'not in', options.excludePlatforms);
-      return due.orderBy('next_attempt_at').limit(1).forUpdate().skipLocked();
+      return due.orderBy('next_attempt_at').limit(literalLimit(1)).forUpdate().skipLocked();
     })
     .returning(CLAIMED_COLUMNS)
     .executeTakeFirst();
