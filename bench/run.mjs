@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CEILINGS } from './ceilings.mjs';
 import { cpuMeter, machineBusy, waitForQuiet } from './lib/cpu.mjs';
-import { committedTransactions, prepareDatabase } from './lib/database.mjs';
+import { analyzeDatabase, committedTransactions, prepareDatabase } from './lib/database.mjs';
 import { runLoad } from './lib/load.mjs';
 import { Cleanup, freePort, startNode, sweepTempDirs, waitForHttp } from './lib/processes.mjs';
 import { renderReport } from './lib/report.mjs';
@@ -301,6 +301,7 @@ async function runScenarios(target, database) {
       if (target.kind === 'corridor' && scenario.setup) {
         const started = Date.now();
         await scenario.setup(ctx);
+        await analyzeDatabase(database);
         const took = Date.now() - started;
         if (took > 500) log(`  ${target.name} · ${scenario.name}: set-up took ${(took / 1000).toFixed(1)} s`);
       }

@@ -97,6 +97,31 @@ export const SCENARIOS = [
     requests: (ctx) => [{ method: 'GET', path: ctx.path('/customers?limit=20') }],
   },
   {
+    // The same page size, but each request asks for another page (rotating over every cursor of
+    // the seeded list), so concurrent requests rarely match and each pays for its own query:
+    // what a list costs when read coalescing (src/http/coalescing.ts) has nothing to share.
+    key: 'customers.pages',
+    name: 'GET /customers?limit=20&cursor=… (a different page each)',
+    issue: 2,
+    prism: false,
+    setup: (ctx) =>
+      ctx.once('customer-cursors', async () => {
+        await seedCustomers(ctx);
+        const cursors = [];
+        for (let cursor; ; ) {
+          const page = await ctx.api.request('GET', `/customers?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+          if (!page.body?.hasMore) break;
+          cursors.push((cursor = page.body.nextCursor));
+        }
+        ctx.customerCursors = cursors;
+      }),
+    requests: (ctx) => {
+      const paths = (ctx.customerCursors ?? []).map((cursor) => ctx.path(`/customers?limit=20&cursor=${encodeURIComponent(cursor)}`));
+      let n = 0;
+      return [{ method: 'GET', path: ctx.path('/customers?limit=20'), setupRequest: (req) => (paths.length ? { ...req, path: paths[n++ % paths.length] } : req) }];
+    },
+  },
+  {
     key: 'customers.create',
     name: 'POST /customers',
     issue: 2,

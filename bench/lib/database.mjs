@@ -58,6 +58,16 @@ export async function prepareDatabase(cleanup, databaseUrl) {
 }
 
 /**
+ * Refreshes the planner's statistics after a scenario's set-up (PostgreSQL only). A fresh bench
+ * database would otherwise be measured before autovacuum first analyzes the rows the set-up just
+ * wrote, with plans cached for near-empty tables; an operator's database has statistics.
+ */
+export async function analyzeDatabase(database) {
+  if (database.kind !== 'postgres') return;
+  await withClient(database.url, (client) => client.query('ANALYZE'));
+}
+
+/**
  * Transactions committed in the bench database so far (pg_stat_database). Backends publish their
  * counters when idle, at most once a second, so read it ~1.5 s after the load stops.
  */

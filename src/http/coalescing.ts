@@ -11,10 +11,10 @@ declare module 'fastify' {
 }
 
 /**
- * What a run produced: the serialized response, the error it threw, or nothing to share (the
- * handler sent its own reply), in which case each follower runs on its own.
+ * What a run produced: the serialized response (encoded once, not once per reply), the error it
+ * threw, or nothing to share (the handler sent its own reply): each follower then runs on its own.
  */
-type Outcome = { status: number; payload: string } | { error: unknown } | { alone: true };
+type Outcome = { status: number; payload: Buffer } | { error: unknown } | { alone: true };
 
 /** One run of a read, shared by every identical request that arrived before it started. */
 interface Flight {
@@ -77,7 +77,7 @@ export function installReadCoalescing(app: FastifyInstance, options: { onShared?
     try {
       const value = await handler.call(self, request, reply);
       if (reply.sent) return { alone: true };
-      return { status: reply.statusCode, payload: reply.serialize(value) as string };
+      return { status: reply.statusCode, payload: Buffer.from(reply.serialize(value) as string) };
     } catch (error) {
       return { error };
     }
