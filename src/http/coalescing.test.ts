@@ -31,6 +31,7 @@ class HeldRead {
 let app: FastifyInstance;
 let read: HeldRead;
 let shared: string[];
+let platforms: Map<string, Platform>;
 
 /** Lets queued promise callbacks and the injected requests' I/O run. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
@@ -39,9 +40,12 @@ beforeEach(async () => {
   read = new HeldRead();
   shared = [];
   app = Fastify();
-  // Stand-in for the auth hook: the platform and caller come from headers.
+  // Stand-in for the auth hook and its platform cache: the platform and caller come from headers.
+  platforms = new Map();
   app.addHook('onRequest', async (request) => {
-    request.platform = { id: String(request.headers['x-platform'] ?? 'P1') } as Platform;
+    const id = String(request.headers['x-platform'] ?? 'P1');
+    if (!platforms.has(id)) platforms.set(id, { id } as Platform);
+    request.platform = platforms.get(id)!;
     const agent = request.headers['x-agent'];
     request.principal = agent ? { kind: 'agent', agentId: String(agent), customerId: 'C' } : { kind: 'token', tokenId: 'T', permissions: ['VIEW'] };
   });
@@ -104,6 +108,24 @@ describe('read coalescing', () => {
     for (let i = 1; i <= 4; i++) read.finish(i);
     const values = [await base, ...(await Promise.all(others))].map((r) => r.body.value);
     expect(values).toEqual([1, 2, 3, 4]);
+    expect(shared).toEqual([]);
+  });
+
+  it('shares only within one platform snapshot: a request after a settings change reads for itself', async () => {
+    const first = get('/thing');
+    await settle();
+    const before = get('/thing');
+    await settle();
+    platforms.set('P1', { id: 'P1' } as Platform); // PATCH /config or a clock advance replaced it
+    const after = get('/thing');
+    await settle();
+    expect(read.runs).toBe(2); // the new snapshot has nothing running: it reads at once
+    read.finish(1);
+    await settle();
+    expect(read.runs).toBe(3); // the old snapshot's waiting request, after the first run
+    read.finish(2);
+    read.finish(3);
+    expect([await first, await after, await before].map((r) => r.body.value)).toEqual([1, 2, 3]);
     expect(shared).toEqual([]);
   });
 

@@ -49,13 +49,17 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  *
  * The answer stays exact: a request only shares a run that started after the request arrived, so
  * every write acknowledged before it reached the server is in what it reads, the answer it would
- * have got alone. A lone request never waits. Under load, requests for the same page queue here
- * instead of in the database pool, and cost one query and one serialization per batch.
+ * have got alone. What a request brought with it from authentication is its platform (settings,
+ * test clock), so requests share only with holders of the same platform snapshot: a request that
+ * authenticated after PATCH /config or a clock advance never gets an answer built on the old one.
+ * A lone request never waits. Under load, requests for the same page queue here instead of in the
+ * database pool, and cost one query and one serialization per batch.
  */
 export function installReadCoalescing(app: FastifyInstance, options: { onShared?: (route: string) => void } = {}): void {
-  const lanes = new Map<string, Lane>();
+  // Per platform snapshot (the object authentication attached), then per caller and URL.
+  const lanesOf = new WeakMap<object, Map<string, Lane>>();
 
-  function finish(key: string, lane: Lane, flight: Flight, outcome: Outcome): void {
+  function finish(lanes: Map<string, Lane>, key: string, lane: Lane, flight: Flight, outcome: Outcome): void {
     flight.settle(outcome);
     lane.running = lane.next;
     lane.next = undefined;
@@ -65,7 +69,7 @@ export function installReadCoalescing(app: FastifyInstance, options: { onShared?
 
   function laneKey(request: FastifyRequest): string {
     const principal = request.principal.kind === 'agent' ? `agent:${request.principal.agentId}` : 'platform';
-    return `${request.platform.id}\n${principal}\n${request.method} ${request.url}`;
+    return `${principal}\n${request.method} ${request.url}`;
   }
 
   function answer(reply: FastifyReply, outcome: Exclude<Outcome, { alone: true }>): FastifyReply {
@@ -86,6 +90,8 @@ export function installReadCoalescing(app: FastifyInstance, options: { onShared?
   function coalesced(handler: RouteHandlerMethod): RouteHandlerMethod {
     const wrapped: RouteHandlerMethod = async function (this: FastifyInstance, request, reply) {
       if (!request.platform) return handler.call(this, request, reply);
+      let lanes = lanesOf.get(request.platform);
+      if (!lanes) lanesOf.set(request.platform, (lanes = new Map()));
       const key = laneKey(request);
       let lane = lanes.get(key);
       if (!lane) lanes.set(key, (lane = {}));
@@ -101,7 +107,7 @@ export function installReadCoalescing(app: FastifyInstance, options: { onShared?
         await flight.started;
       } else lane.running = flight;
       const outcome = await run(handler, this, request, reply);
-      finish(key, lane, flight, outcome);
+      finish(lanes, key, lane, flight, outcome);
       return 'alone' in outcome ? reply : answer(reply, outcome);
     };
     coalescedHandlers.add(wrapped);
