@@ -30,7 +30,6 @@ function installBacklogGauges(registry: Registry, database: Database): void {
 }
 
 export interface HttpMetrics {
-  registry: Registry;
   /** Counts a request answered with the response of an identical request's run (src/http/coalescing.ts). */
   countSharedRead(route: string): void;
 }
@@ -82,7 +81,6 @@ export function installMetrics(app: FastifyInstance, database: Database): HttpMe
     return registry.metrics();
   });
   return {
-    registry,
     countSharedRead(route) {
       let counter = sharedReadCounters.get(route);
       if (!counter) sharedReadCounters.set(route, (counter = sharedReads.labels({ route })));
