@@ -58,6 +58,7 @@ beforeEach(async () => {
   };
   app.get('/thing', { schema: { response } }, handler);
   app.get('/own', { schema: { response }, config: { coalesce: false } }, handler);
+  app.get('/sends', { schema: { response } }, async (_request, reply) => reply.send({ value: await read.handle() }));
   app.get('/open', { schema: { response }, config: { auth: 'none' } }, handler);
   await app.ready();
 });
@@ -145,6 +146,23 @@ describe('read coalescing', () => {
     expect(read.runs).toBe(3);
     read.finish(3);
     expect(await after).toEqual({ status: 200, body: { value: 3 } });
+  });
+
+  it('lets followers run on their own when the run sent its own reply (nothing to copy)', async () => {
+    const first = get('/sends');
+    await settle();
+    const later = [get('/sends'), get('/sends')];
+    await settle();
+    read.finish(1);
+    await settle();
+    expect(read.runs).toBe(2); // one of the later two leads the next run
+    read.finish(2);
+    await settle();
+    expect(read.runs).toBe(3); // its follower could not be given a copy, so it read for itself
+    read.finish(3);
+    expect((await first).body.value).toBe(1);
+    expect((await Promise.all(later)).map((r) => r.body.value).sort()).toEqual([2, 3]);
+    expect(shared).toEqual([]);
   });
 
   it('leaves alone routes marked coalesce: false and routes without a caller', async () => {
