@@ -68,6 +68,15 @@ function get(url: string, headers: Record<string, string> = {}) {
   return app.inject({ method: 'GET', url, headers }).then((r) => ({ status: r.statusCode, body: r.json() }));
 }
 
+/** Starts a read of `url`, then `count` identical requests that arrive while it runs. */
+async function queueBehindRun(url: string, count: number) {
+  const first = get(url);
+  await settle();
+  const later = Array.from({ length: count }, () => get(url));
+  await settle();
+  return { first, later };
+}
+
 describe('read coalescing', () => {
   it('runs a lone request at once, serialized by the route schema', async () => {
     const response = get('/thing');
@@ -79,10 +88,7 @@ describe('read coalescing', () => {
   });
 
   it('never hands a request the result of a run that started before it arrived', async () => {
-    const first = get('/thing');
-    await settle();
-    const later = [get('/thing'), get('/thing'), get('/thing')];
-    await settle();
+    const { first, later } = await queueBehindRun('/thing', 3);
     expect(read.runs).toBe(1); // the later ones wait for the running read instead of joining it
 
     read.finish(1); // written before the later requests arrived: they must not see it
@@ -113,10 +119,7 @@ describe('read coalescing', () => {
   });
 
   it('shares only within one platform snapshot: a request after a settings change reads for itself', async () => {
-    const first = get('/thing');
-    await settle();
-    const before = get('/thing');
-    await settle();
+    const { first, later: [before] } = await queueBehindRun('/thing', 1);
     platforms.set('P1', { id: 'P1' } as Platform); // PATCH /config or a clock advance replaced it
     const after = get('/thing');
     await settle();
@@ -131,10 +134,7 @@ describe('read coalescing', () => {
   });
 
   it('gives every follower the error of the run they shared, and the next request a fresh run', async () => {
-    const first = get('/thing');
-    await settle();
-    const followers = [get('/thing'), get('/thing')];
-    await settle();
+    const { first, later: followers } = await queueBehindRun('/thing', 2);
     read.finish(1);
     await settle();
     read.finish(new Error('conflict'));
@@ -149,10 +149,7 @@ describe('read coalescing', () => {
   });
 
   it('lets followers run on their own when the run sent its own reply (nothing to copy)', async () => {
-    const first = get('/sends');
-    await settle();
-    const later = [get('/sends'), get('/sends')];
-    await settle();
+    const { first, later } = await queueBehindRun('/sends', 2);
     read.finish(1);
     await settle();
     expect(read.runs).toBe(2); // one of the later two leads the next run

@@ -89,7 +89,6 @@ export function installReadCoalescing(app: FastifyInstance, options: { onShared?
 
   function coalesced(handler: RouteHandlerMethod): RouteHandlerMethod {
     const wrapped: RouteHandlerMethod = async function (this: FastifyInstance, request, reply) {
-      if (!request.platform) return handler.call(this, request, reply);
       let lanes = lanesOf.get(request.platform);
       if (!lanes) lanesOf.set(request.platform, (lanes = new Map()));
       const key = laneKey(request);

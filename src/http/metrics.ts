@@ -29,6 +29,19 @@ function installBacklogGauges(registry: Registry, database: Database): void {
   });
 }
 
+/**
+ * Labelled children of a metric found by a string key: prom-client would otherwise sort and hash
+ * the label object on every response. Keys are bounded by the route table.
+ */
+function childCache<C>(): (key: string, make: () => C) => C {
+  const children = new Map<string, C>();
+  return (key, make) => {
+    let child = children.get(key);
+    if (!child) children.set(key, (child = make()));
+    return child;
+  };
+}
+
 export interface HttpMetrics {
   /** Counts a request answered with the response of an identical request's run (src/http/coalescing.ts). */
   countSharedRead(route: string): void;
@@ -59,19 +72,14 @@ export function installMetrics(app: FastifyInstance, database: Database): HttpMe
     labelNames: ['route'],
     registers: [registry],
   });
-  const sharedReadCounters = new Map<string, { inc(): void }>();
+  const sharedReadCounter = childCache<{ inc(): void }>();
+  const observer = childCache<{ observe(seconds: number): void }>();
 
-  // One labelled child per route and status class, found by a string key: prom-client would
-  // otherwise sort and hash the label object on every response.
-  const observers = new Map<string, { observe(seconds: number): void }>();
   app.addHook('onResponse', (request, reply, done) => {
     const method = request.method;
     const route = request.routeOptions.url ?? 'unmatched';
     const status = `${Math.floor(reply.statusCode / 100)}xx`;
-    const key = `${method} ${route} ${status}`;
-    let observer = observers.get(key);
-    if (!observer) observers.set(key, (observer = duration.labels({ method, route, status })));
-    observer.observe(reply.elapsedTime / 1000);
+    observer(`${method} ${route} ${status}`, () => duration.labels({ method, route, status })).observe(reply.elapsedTime / 1000);
     if (reply.statusCode >= 500) errorsTotal.inc({ method, route });
     done();
   });
@@ -81,10 +89,6 @@ export function installMetrics(app: FastifyInstance, database: Database): HttpMe
     return registry.metrics();
   });
   return {
-    countSharedRead(route) {
-      let counter = sharedReadCounters.get(route);
-      if (!counter) sharedReadCounters.set(route, (counter = sharedReads.labels({ route })));
-      counter.inc();
-    },
+    countSharedRead: (route) => sharedReadCounter(route, () => sharedReads.labels({ route })).inc(),
   };
 }
