@@ -1,4 +1,5 @@
 import type { Trx } from '../db/database.js';
+import { writeAsOne, type Write } from '../db/one-statement.js';
 import type { ClockSubject } from './clock.js';
 
 /** The tenant a request or job acts for, as services see it. */
@@ -20,4 +21,19 @@ export interface ServiceContext<P extends PlatformRef = PlatformRef> {
   tx: TxRunner;
   /** Set when an agent (Bearer token) initiated the call. */
   agentId?: string;
+  /**
+   * Commits writes that need no reads in between, with whatever `tx` would attach to them, in
+   * as few round trips as the context allows; resolves to `result`. Optional: `commitWrites`
+   * falls back to `tx`.
+   */
+  commitWrites?: <T>(writes: Write[], result: T) => Promise<T>;
+}
+
+/** Commits `writes` (one statement) the cheapest way `ctx` offers; resolves to `result`. */
+export function commitWrites<T>(ctx: ServiceContext, writes: Write[], result: T): Promise<T> {
+  if (ctx.commitWrites) return ctx.commitWrites(writes, result);
+  return ctx.tx(async (trx) => {
+    await writeAsOne(trx, writes);
+    return result;
+  });
 }

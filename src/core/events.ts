@@ -1,7 +1,7 @@
 import type { Executor } from '../db/database.js';
 import type { Clock, ClockSubject } from './clock.js';
 import { newId } from './ids.js';
-import { addToOutbox } from './outbox.js';
+import { addToOutbox, type EventRow } from './outbox.js';
 
 declare module '../db/schema.js' {
   interface DB {
@@ -61,20 +61,25 @@ export interface NewEvent {
   data: unknown;
 }
 
-/**
- * Writes events to the outbox in the caller's transaction: an event exists exactly when the
- * state change it reports committed. Delivery happens later, from the outbox.
- */
-export async function emitEvents(ex: Executor, platform: EventOwner, events: NewEvent[], clock: Clock): Promise<string[]> {
-  if (events.length === 0) return [];
+/** Outbox rows for events that happen now, in the platform's clock. */
+export function eventRows(platform: EventOwner, events: NewEvent[], clock: Clock): EventRow[] {
   const createdAt = clock.now(platform);
-  const rows = events.map((event) => ({
+  return events.map((event) => ({
     id: newId('Webhook'),
     platform_id: platform.id,
     type: event.type,
     data: JSON.stringify(event.data),
     created_at: createdAt,
   }));
+}
+
+/**
+ * Writes events to the outbox in the caller's transaction: an event exists exactly when the
+ * state change it reports committed. Delivery happens later, from the outbox.
+ */
+export async function emitEvents(ex: Executor, platform: EventOwner, events: NewEvent[], clock: Clock): Promise<string[]> {
+  if (events.length === 0) return [];
+  const rows = eventRows(platform, events, clock);
   await addToOutbox(ex, { events: rows });
   return rows.map((r) => r.id);
 }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor, Trx } from '../db/database.js';
+import { writeAsOne, type Write } from '../db/one-statement.js';
 import { onBeforeCommit } from '../db/transact.js';
 
 /** An event row as written to the outbox (data already serialized). */
@@ -29,7 +30,7 @@ const pendingByTrx = new WeakMap<Executor, Pending>();
 
 // Events of a platform without a webhook endpoint are born SKIPPED: nobody is there to deliver
 // them to, and the delivery worker never has to look at them.
-function eventsInsert(rows: EventRow[]) {
+function eventsInsert(rows: EventRow[]): Write {
   return sql`
     insert into events (id, platform_id, type, data, created_at, delivery_state)
     select e.id, e.platform_id, e.type, e.data::json, e.created_at,
@@ -40,7 +41,7 @@ function eventsInsert(rows: EventRow[]) {
     join platforms p on p.id = e.platform_id`;
 }
 
-function jobsInsert(rows: JobRow[]) {
+function jobsInsert(rows: JobRow[]): Write {
   return sql`
     insert into jobs (platform_id, kind, payload, due_at, max_attempts)
     select * from unnest(${rows.map((r) => r.platform_id)}::text[], ${rows.map((r) => r.kind)}::text[],
@@ -48,15 +49,14 @@ function jobsInsert(rows: JobRow[]) {
                          ${rows.map((r) => r.max_attempts)}::int[])`;
 }
 
+/** The inserts of these events and jobs, for `writeAsOne` beside the change that caused them. */
+export function outboxWrites({ events = [], jobs = [] }: Partial<Pending>): Write[] {
+  return [...(events.length > 0 ? [eventsInsert(events)] : []), ...(jobs.length > 0 ? [jobsInsert(jobs)] : [])];
+}
+
 /** Writes events and jobs in one statement. */
-async function write(ex: Executor, { events, jobs }: Pending): Promise<void> {
-  if (events.length > 0 && jobs.length > 0) {
-    await sql`with written_events as (${eventsInsert(events)}) ${jobsInsert(jobs)}`.execute(ex);
-  } else if (events.length > 0) {
-    await eventsInsert(events).execute(ex);
-  } else if (jobs.length > 0) {
-    await jobsInsert(jobs).execute(ex);
-  }
+function write(ex: Executor, pending: Pending): Promise<void> {
+  return writeAsOne(ex, outboxWrites(pending));
 }
 
 /**

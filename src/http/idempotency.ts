@@ -7,6 +7,7 @@ import { invalidInput, ServiceError } from '../core/errors.js';
 import { sha256Hex } from '../core/secrets.js';
 import type { Database, Trx } from '../db/database.js';
 import { toJson } from '../db/database.js';
+import { writeAsOne } from '../db/one-statement.js';
 import type { Json } from '../db/schema.js';
 import type { Platform } from '../modules/platform/service.js';
 import { transact } from '../db/transact.js';
@@ -69,13 +70,16 @@ function requestHash(request: FastifyRequest): string {
 export function installIdempotency(app: FastifyInstance, deps: { database: Database; clock: Clock }): void {
   const { db } = deps.database;
 
-  async function storeResponse(ex: Trx | typeof db, claim: IdempotencyClaim, status: number, body: unknown) {
-    await ex
+  function responseUpdate(ex: Trx | typeof db, claim: IdempotencyClaim, status: number, body: unknown) {
+    return ex
       .updateTable('idempotency_keys')
       .set({ status_code: status, response: toJson(body ?? null), locked_until: null })
       .where('scope', '=', claim.scope)
-      .where('key', '=', claim.key)
-      .execute();
+      .where('key', '=', claim.key);
+  }
+
+  async function storeResponse(ex: Trx | typeof db, claim: IdempotencyClaim, status: number, body: unknown) {
+    await responseUpdate(ex, claim, status, body).execute();
     claim.recorded = true;
   }
 
@@ -90,6 +94,17 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
           if (claim && !claim.recorded) await storeResponse(trx, claim, claim.successStatus, result);
           return result;
         }),
+      // Without a transaction: the writes and the idempotency record are one statement.
+      commitWrites: async (writes, result) => {
+        const claim = request.idempotency;
+        if (!claim || claim.recorded) {
+          await writeAsOne(db, writes);
+          return result;
+        }
+        await writeAsOne(db, [...writes, responseUpdate(db, claim, claim.successStatus, result)]);
+        claim.recorded = true;
+        return result;
+      },
     };
     done();
   });

@@ -1,4 +1,7 @@
+import { commitWrites } from '../../core/context.js';
 import { invalidInput, ServiceError, type FieldError } from '../../core/errors.js';
+import { jobRows } from '../../core/jobs.js';
+import { outboxWrites } from '../../core/outbox.js';
 import { newId } from '../../core/ids.js';
 import type { Executor } from '../../db/database.js';
 import { newFundingReference } from '../accounts/funding.js';
@@ -280,24 +283,22 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
   }
 
   /**
-   * POST /quotes. Reads, checks and writes in one database transaction (one connection checkout;
-   * PGlite serves one holder at a time). With immediatelyExecute the quote is created and
-   * executed in one transaction; the reads then come first, because the ledger's system accounts
-   * must exist before the transaction opens.
+   * POST /quotes. Reads and checks first, then writes the quote, its expiry job, its transaction
+   * and its event as one statement (with the idempotency record, when there is one): atomic
+   * without an explicit transaction. Reads in a transaction would not see a steadier world
+   * (READ COMMITTED), and the writes depend on nothing they could change. With
+   * immediatelyExecute the quote is created and executed in one transaction.
    */
   async function createQuote(ctx: QuoteContext, input: QuoteRequest): Promise<QuoteView> {
     const { platform } = ctx;
     if (input.immediatelyExecute === true && input.source.sourceType === 'ACCOUNT') return createAndExecute(ctx, input);
-    let created: QuoteRecord | undefined;
-    const view = await ctx.tx(async (trx) => {
-      const { source, destination, priced } = await prepare(ctx, trx, input);
-      const q = buildQuote(ctx, input, source, destination, priced);
-      await repo.insertQuote(trx, platform, q, { kind: EXPIRY_JOB, payload: { quoteId: q.id, expiresAt: q.expiresAt.toISOString() }, runAt: q.expiresAt });
-      await transactions.create(trx, platform, transactionDraft(q, source, destination));
-      created = q;
-      return presentQuote(q);
-    });
-    execution.remember(created!);
+    const { source, destination, priced } = await prepare(ctx, database.db, input);
+    const q = buildQuote(ctx, input, source, destination, priced);
+    const expiry = { kind: EXPIRY_JOB, payload: { quoteId: q.id, expiresAt: q.expiresAt.toISOString() }, runAt: q.expiresAt };
+    const transaction = transactions.creation(platform, transactionDraft(q, source, destination));
+    const writes = [repo.quoteInsert(database.db, q), ...outboxWrites({ jobs: jobRows(platform, [expiry], clock) }), ...transaction.writes];
+    const view = await commitWrites(ctx, writes, presentQuote(q));
+    execution.remember(q);
     return view;
   }
 

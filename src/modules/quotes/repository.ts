@@ -203,10 +203,15 @@ function quoteValues(q: QuoteRecord) {
   };
 }
 
+/** The insert of a quote (run it, or pass it to `writeAsOne`). */
+export function quoteInsert(ex: Executor, q: QuoteRecord) {
+  return ex.insertInto('quotes').values(quoteValues(q));
+}
+
 /** Inserts a quote and, in the same statement, the job that follows it up (expiry or recovery). */
 export async function insertQuote(ex: Executor, platform: ClockSubject & { id: string }, q: QuoteRecord, job: JobInsert | null): Promise<void> {
   if (!job) {
-    await ex.insertInto('quotes').values(quoteValues(q)).execute();
+    await quoteInsert(ex, q).execute();
     return;
   }
   await ex
@@ -274,6 +279,29 @@ export async function moveQuote(
 }
 
 /** Stores the rail's plan once (a second initiation of the same quote finds it set and stops). */
+/**
+ * Moves each quote still at its given rail step (and in one of `from`) to `to`, one step on, in
+ * one statement; returns those that moved.
+ */
+export async function moveQuotesAtSteps(
+  ex: Executor,
+  platformId: string,
+  steps: Array<{ quoteId: string; step: number }>,
+  from: QuoteStatus[],
+  to: QuoteStatus,
+  now: Date,
+): Promise<QuoteRecord[]> {
+  const rows = await ex
+    .updateTable('quotes')
+    .set({ status: to, updated_at: now, next_step: sql`next_step + 1` })
+    .where('platform_id', '=', platformId)
+    .where('status', 'in', from)
+    .where(sql<boolean>`(id, next_step) in (select * from unnest(${steps.map((s) => s.quoteId)}::text[], ${steps.map((s) => s.step)}::int[]))`)
+    .returningAll()
+    .execute();
+  return rows.map(toRecord);
+}
+
 export async function recordRailPlan(ex: Executor, platformId: string, id: string, plan: StoredRailPlan, at: Date): Promise<QuoteRecord | undefined> {
   const row = await ex
     .updateTable('quotes')

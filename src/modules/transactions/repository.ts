@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { DB, Executor, Trx } from '../../db/database.js';
 import { toJson } from '../../db/database.js';
 import type { Json, WithDefault } from '../../db/schema.js';
@@ -115,8 +115,9 @@ function identifierOf(side: { accountId?: string; umaAddress?: string }): string
   return side.accountId ?? side.umaAddress ?? null;
 }
 
-export async function insertTransaction(trx: Trx, t: TransactionRecord): Promise<void> {
-  await trx
+/** The insert of a new transaction (run it, or pass it to `writeAsOne`). */
+export function transactionInsert(ex: Executor, t: TransactionRecord) {
+  return ex
     .insertInto('transactions')
     .values({
       id: t.id,
@@ -149,8 +150,7 @@ export async function insertTransaction(trx: Trx, t: TransactionRecord): Promise
       settled_at: t.settledAt,
       created_at: t.createdAt,
       updated_at: t.updatedAt,
-    })
-    .execute();
+    });
 }
 
 /** Fields a status change may set alongside the status. */
@@ -176,8 +176,21 @@ export async function updateStatus(
   patch: TransitionPatch,
   at: Date,
 ): Promise<TransactionRecord | undefined> {
-  if (from.length === 0) return undefined;
-  const row = await trx
+  return (await updateStatuses(trx, platformId, [id], from, to, patch, at))[0];
+}
+
+/** Moves every transaction of `ids` that is in one of `from`; returns those that moved. */
+export async function updateStatuses(
+  trx: Trx,
+  platformId: string,
+  ids: string[],
+  from: TransactionStatus[],
+  to: TransactionStatus,
+  patch: TransitionPatch,
+  at: Date,
+): Promise<TransactionRecord[]> {
+  if (from.length === 0 || ids.length === 0) return [];
+  const rows = await trx
     .updateTable('transactions')
     .set({
       status: to,
@@ -192,11 +205,11 @@ export async function updateStatus(
       }),
     })
     .where('platform_id', '=', platformId)
-    .where('id', '=', id)
+    .where(ids.length === 1 ? sql<boolean>`id = ${ids[0]}` : sql<boolean>`id = any(${ids}::text[])`)
     .where('status', 'in', from)
     .returningAll()
-    .executeTakeFirst();
-  return row && toRecord(row);
+    .execute();
+  return rows.map(toRecord);
 }
 
 export async function updateRefund(trx: Trx, platformId: string, id: string, refund: Refund, at: Date): Promise<TransactionRecord | undefined> {

@@ -3,9 +3,11 @@ import type { Clock } from '../../core/clock.js';
 import type { PlatformRef, ServiceContext } from '../../core/context.js';
 import { currency } from '../../core/currencies.js';
 import { ServiceError } from '../../core/errors.js';
-import { emitEvents } from '../../core/events.js';
+import { emitEvents, eventRows, type NewEvent } from '../../core/events.js';
+import { outboxWrites } from '../../core/outbox.js';
 import { newId } from '../../core/ids.js';
 import type { Database, Executor, Trx } from '../../db/database.js';
+import { writeAsOne, type Write } from '../../db/one-statement.js';
 import type { Page } from '../../http/pagination.js';
 import { eventFor, reasonFits, statusesBefore, type TransactionStatus } from './lifecycle.js';
 import * as repo from './repository.js';
@@ -75,15 +77,24 @@ export function createTransactionService({ database, clock }: TransactionService
   /** What other domains do when a transaction changes status, in the same transaction (agents fail the action of a failed payment). */
   const hooks: { transitioned: Array<(trx: Trx, platform: PlatformRef, record: TransactionRecord) => Promise<void>> } = { transitioned: [] };
 
-  async function announce(trx: Trx, platform: PlatformRef, record: TransactionRecord): Promise<void> {
+  /** The events a transaction announces as it enters its current status. */
+  function announcements(platform: PlatformRef, record: TransactionRecord): NewEvent[] {
     // INCOMING_PAYMENT.PENDING asks the platform to approve (its answer decides the payment), so
     // it goes out only for payments that wait for that answer, not for the platform's own pulls.
-    if (record.type === 'INCOMING' && record.status === 'PENDING' && !record.awaitingApproval) return;
+    if (record.type === 'INCOMING' && record.status === 'PENDING' && !record.awaitingApproval) return [];
     const type = eventFor(record.type, record.status);
-    if (type) await emitEvents(trx, platform, [{ type, data: presentTransaction(record, platform.id) }], clock);
+    return type ? [{ type, data: presentTransaction(record, platform.id) }] : [];
   }
 
-  async function create(trx: Trx, platform: PlatformRef, draft: NewTransaction): Promise<TransactionRecord> {
+  async function announce(trx: Trx, platform: PlatformRef, record: TransactionRecord): Promise<void> {
+    await emitEvents(trx, platform, announcements(platform, record), clock);
+  }
+
+  /**
+   * A new transaction and the writes that create it (its row and its event), for a caller that
+   * commits them together with its own (`writeAsOne`).
+   */
+  function creation(platform: PlatformRef, draft: NewTransaction): { record: TransactionRecord; writes: Write[] } {
     const now = clock.now(platform);
     const record: TransactionRecord = {
       awaitingApproval: false,
@@ -98,10 +109,16 @@ export function createTransactionService({ database, clock }: TransactionService
       createdAt: now,
       updatedAt: now,
     };
-    await repo.insertTransaction(trx, record);
-    await announce(trx, platform, record);
+    const events = eventRows(platform, announcements(platform, record), clock);
+    return { record, writes: [repo.transactionInsert(database.db, record), ...outboxWrites({ events })] };
+  }
+
+  async function create(trx: Trx, platform: PlatformRef, draft: NewTransaction): Promise<TransactionRecord> {
+    const { record, writes } = creation(platform, draft);
+    await writeAsOne(trx, writes);
     return record;
   }
+
 
   /**
    * Moves a transaction to `to` if its current status allows it (see lifecycle.ts) and announces
@@ -116,15 +133,29 @@ export function createTransactionService({ database, clock }: TransactionService
     patch: TransitionPatch = {},
     options: { from?: TransactionStatus[] } = {},
   ): Promise<TransactionRecord | undefined> {
+    return (await transitionAll(trx, platform, [id], to, patch, options))[0];
+  }
+
+  /** `transition` for several transactions in one statement; returns those that moved. */
+  async function transitionAll(
+    trx: Trx,
+    platform: PlatformRef,
+    ids: string[],
+    to: TransactionStatus,
+    patch: TransitionPatch = {},
+    options: { from?: TransactionStatus[] } = {},
+  ): Promise<TransactionRecord[]> {
     const from = options.from ?? statusesBefore(to);
-    const record = await repo.updateStatus(trx, platform.id, id, from, to, patch, clock.now(platform));
-    if (record?.failureReason && !reasonFits(record.type, record.failureReason)) {
-      // A bug, not a client error: throwing rolls the caller's transaction back.
-      throw new Error(`failureReason ${record.failureReason} is not one of the reference's values for ${record.type} transactions`);
+    const records = await repo.updateStatuses(trx, platform.id, ids, from, to, patch, clock.now(platform));
+    for (const record of records) {
+      if (record.failureReason && !reasonFits(record.type, record.failureReason)) {
+        // A bug, not a client error: throwing rolls the caller's transaction back.
+        throw new Error(`failureReason ${record.failureReason} is not one of the reference's values for ${record.type} transactions`);
+      }
+      await announce(trx, platform, record);
+      for (const hook of hooks.transitioned) await hook(trx, platform, record);
     }
-    if (record) await announce(trx, platform, record);
-    if (record) for (const hook of hooks.transitioned) await hook(trx, platform, record);
-    return record;
+    return records;
   }
 
   async function require(ex: Executor, platformId: string, id: string, lock = false): Promise<TransactionRecord> {
@@ -145,8 +176,10 @@ export function createTransactionService({ database, clock }: TransactionService
 
   return {
     hooks,
+    creation,
     create,
     transition,
+    transitionAll,
     require,
     find: repo.findTransaction,
     /** Replaces the refund object (refund progress after a payment failed). */

@@ -1,0 +1,23 @@
+import { sql, type OperationNodeSource } from 'kysely';
+import type { Executor } from './database.js';
+
+/** A plain INSERT, UPDATE or DELETE built with Kysely, as a query builder or `sql` (no WITH of its own). */
+export type Write = OperationNodeSource;
+
+/**
+ * Runs writes as one statement, each in its own WITH clause: one round trip, and atomic even
+ * outside a transaction, because PostgreSQL runs a single statement in a transaction of its own.
+ * The writes share one snapshot, so none may rely on another's effect (constraints are checked
+ * once all of them ran, so a row may still reference one inserted beside it). Every write runs
+ * whether or not anything reads it, which is why only data-modifying statements may be passed: a
+ * SELECT of a function would silently not run.
+ */
+export async function writeAsOne(ex: Executor, writes: Write[]): Promise<void> {
+  if (writes.length === 0) return;
+  if (writes.length === 1) {
+    await sql`${writes[0]}`.execute(ex);
+    return;
+  }
+  const clauses = writes.map((write, i) => sql`${sql.id(`w${i}`)} as (${write})`);
+  await sql`with ${sql.join(clauses)} select 1`.execute(ex);
+}
