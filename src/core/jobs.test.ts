@@ -60,6 +60,40 @@ describe('durable job runner', () => {
     expect(calls).toBe(2);
   });
 
+  it('jobs of a kind with a batch handler run together; a failed batch falls back to one job at a time', async () => {
+    const { platform } = await t.createPlatform();
+    const { database, services } = t.corridor;
+    const batches: number[][] = [];
+    const alone: number[] = [];
+    let failBatch = false;
+    services.jobs.register('test.batched', async (job) => {
+      alone.push(Number(job.payload.n));
+    });
+    services.jobs.registerBatch('test.batched', async (jobs) => {
+      if (failBatch) throw new Error('batch broke');
+      batches.push(jobs.map((job) => Number(job.payload.n)).sort((a, b) => a - b));
+    });
+    const enqueue = (ns: number[]) =>
+      database.db.transaction().execute((trx) => enqueueJobs(trx, platform, ns.map((n) => ({ kind: 'test.batched', payload: { n } })), systemNow()));
+
+    await enqueue([1, 2, 3]);
+    await services.jobs.runDue(platform.id);
+    expect(batches).toEqual([[1, 2, 3]]);
+    expect(alone).toEqual([]);
+
+    await enqueue([4]); // a batch of one is just a job
+    await services.jobs.runDue(platform.id);
+    expect(alone).toEqual([4]);
+
+    failBatch = true;
+    await enqueue([5, 6]);
+    await services.jobs.runDue(platform.id);
+    expect(alone.sort((a, b) => a - b)).toEqual([4, 5, 6]);
+    const left = await database.db.selectFrom('jobs').select('id').where('kind', '=', 'test.batched').execute();
+    expect(left).toHaveLength(0);
+    expect(() => services.jobs.registerBatch('test.no-single-handler', async () => {})).toThrow(/one-job handler/);
+  });
+
   it('two runners never run the same job twice', async () => {
     const { platform } = await t.createPlatform();
     const other = await startTestApp();

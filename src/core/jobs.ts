@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Database, Executor } from '../db/database.js';
 import { literalLimit } from '../db/database.js';
 import { toRealTime, type Clock, type ClockSubject } from './clock.js';
-import { addToOutbox } from './outbox.js';
+import { addToOutbox, type JobRow } from './outbox.js';
 
 declare module '../db/schema.js' {
   interface DB {
@@ -41,10 +41,24 @@ export interface ClaimedJob {
 }
 
 export type JobHandler = (job: ClaimedJob) => Promise<void>;
+/** Runs several claimed jobs of one kind together; throwing sends each back to the one-job handler. */
+export type JobBatchHandler = (jobs: ClaimedJob[]) => Promise<void>;
 
 /** A platform (or null for system jobs) as far as scheduling needs it. */
 export interface JobOwner extends ClockSubject {
   id: string;
+}
+
+/** Job rows for these specs (due times in the owner's clock become real times). */
+export function jobRows(owner: JobOwner | null, specs: JobSpec[], clock: Clock): JobRow[] {
+  const nowMs = clock.realNowMs();
+  return specs.map((spec) => ({
+    platform_id: owner?.id ?? null,
+    kind: spec.kind,
+    payload: JSON.stringify(spec.payload ?? {}),
+    due_at: spec.runAt ? toRealTime(owner, spec.runAt) : new Date(nowMs),
+    max_attempts: spec.maxAttempts ?? 10,
+  }));
 }
 
 /**
@@ -53,16 +67,7 @@ export interface JobOwner extends ClockSubject {
  */
 export async function enqueueJobs(ex: Executor, owner: JobOwner | null, specs: JobSpec[], clock: Clock): Promise<void> {
   if (specs.length === 0) return;
-  const nowMs = clock.realNowMs();
-  await addToOutbox(ex, {
-    jobs: specs.map((spec) => ({
-      platform_id: owner?.id ?? null,
-      kind: spec.kind,
-      payload: JSON.stringify(spec.payload ?? {}),
-      due_at: spec.runAt ? toRealTime(owner, spec.runAt) : new Date(nowMs),
-      max_attempts: spec.maxAttempts ?? 10,
-    })),
-  });
+  await addToOutbox(ex, { jobs: jobRows(owner, specs, clock) });
 }
 
 /** Moves a platform's pending jobs earlier by `ms`, as its test clock moves forward. */
@@ -97,6 +102,7 @@ export interface JobRunnerOptions {
  */
 export class JobRunner {
   private readonly handlers = new Map<string, JobHandler>();
+  private readonly batchHandlers = new Map<string, JobBatchHandler>();
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private stopped = true;
@@ -111,6 +117,17 @@ export class JobRunner {
   register(kind: string, handler: JobHandler): void {
     if (this.handlers.has(kind)) throw new Error(`job handler ${kind} registered twice`);
     this.handlers.set(kind, handler);
+  }
+
+  /**
+   * Lets jobs of `kind` claimed in the same round run together (several in one database
+   * transaction, say). The one-job handler stays the fallback: when the batch handler throws,
+   * each of its jobs runs alone, so a batch handler must leave work it did not finish to be
+   * redone idempotently.
+   */
+  registerBatch(kind: string, handler: JobBatchHandler): void {
+    if (!this.handlers.has(kind)) throw new Error(`job kind ${kind} needs its one-job handler before a batch handler`);
+    this.batchHandlers.set(kind, handler);
   }
 
   start(): void {
@@ -145,8 +162,8 @@ export class JobRunner {
     for (let round = 0; round < maxRounds; round++) {
       const jobs = await this.claim(platformId);
       if (jobs.length === 0) break;
-      const done = await Promise.all(jobs.map((job) => this.execute(job)));
-      const succeeded = jobs.filter((_, i) => done[i]).map((job) => job.id);
+      const done = await this.executeAll(jobs);
+      const succeeded = jobs.filter((job) => done.has(job)).map((job) => job.id);
       if (succeeded.length > 0) await this.options.database.db.deleteFrom('jobs').where('id', 'in', succeeded).execute();
       total += jobs.length;
     }
@@ -183,6 +200,31 @@ export class JobRunner {
       attempts: r.attempts,
       maxAttempts: r.max_attempts,
     }));
+  }
+
+  /** Runs claimed jobs, batches where a kind has a batch handler; returns those that succeeded. */
+  private async executeAll(jobs: ClaimedJob[]): Promise<Set<ClaimedJob>> {
+    const byKind = new Map<string, ClaimedJob[]>();
+    for (const job of jobs) byKind.set(job.kind, [...(byKind.get(job.kind) ?? []), job]);
+    const done = new Set<ClaimedJob>();
+    const runAlone = async (group: ClaimedJob[]) => {
+      const results = await Promise.all(group.map((job) => this.execute(job)));
+      group.forEach((job, i) => results[i] && done.add(job));
+    };
+    await Promise.all(
+      [...byKind].map(async ([kind, group]) => {
+        const batch = this.batchHandlers.get(kind);
+        if (!batch || group.length === 1) return runAlone(group);
+        try {
+          await batch(group);
+          group.forEach((job) => done.add(job));
+        } catch (error) {
+          this.options.log.warn({ kind, jobs: group.length, err: error }, 'job batch failed; running its jobs one by one');
+          await runAlone(group);
+        }
+      }),
+    );
+    return done;
   }
 
   /** Runs one job; true when it succeeded (the caller deletes succeeded jobs in one statement). */

@@ -2,7 +2,7 @@ import type { Clock } from '../../core/clock.js';
 import type { PlatformRef } from '../../core/context.js';
 import type { Database, Executor, Trx } from '../../db/database.js';
 import * as repo from './repository.js';
-import { recordLegs, resolvePending, transactionsWithPendingLegs, transfersOf, type BalanceChange, type Leg } from './transfers.js';
+import { recordLegs, resolvePending, transactionsWithPendingLegs, transfersOf, type BalanceChange, type Leg, type ResolveTarget } from './transfers.js';
 import { verifyLedger } from './verify.js';
 
 export type { LedgerAccountKind, LedgerBalance, NewLedgerAccount } from './repository.js';
@@ -75,12 +75,7 @@ export function createLedgerService({ database, clock }: LedgerServiceDeps) {
       return notify(trx, platform, await recordLegs(trx, platform.id, transactionId, legs, clock.now(platform)));
     },
     /** Posts or voids a transaction's pending legs (or the given transfers); idempotent. */
-    async resolve(
-      trx: Trx,
-      platform: PlatformRef,
-      target: { transferIds?: string[]; transactionId?: string },
-      outcome: 'POST' | 'VOID',
-    ): Promise<BalanceChange[]> {
+    async resolve(trx: Trx, platform: PlatformRef, target: ResolveTarget, outcome: 'POST' | 'VOID'): Promise<BalanceChange[]> {
       return notify(trx, platform, await resolvePending(trx, platform.id, target, outcome, clock.now(platform)));
     },
     transfersOf,

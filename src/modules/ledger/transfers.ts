@@ -78,17 +78,22 @@ export async function recordLegs(trx: Trx, platformId: string, transactionId: st
   }
 }
 
-/** Posts or voids pending transfers, chosen by id or by transaction; already-resolved ones are skipped. */
-export async function resolvePending(
-  trx: Trx,
-  platformId: string,
-  target: { transferIds?: string[]; transactionId?: string },
-  outcome: 'POST' | 'VOID',
-  now: Date,
-): Promise<BalanceChange[]> {
+/** Which pending transfers to resolve: by id, by the transaction they belong to, or both. */
+export interface ResolveTarget {
+  transferIds?: string[];
+  transactionId?: string;
+  /** Several transactions at once (their accounts are still locked in one ordered pass). */
+  transactionIds?: string[];
+}
+
+/** Posts or voids pending transfers; already-resolved ones are skipped. */
+export async function resolvePending(trx: Trx, platformId: string, target: ResolveTarget, outcome: 'POST' | 'VOID', now: Date): Promise<BalanceChange[]> {
+  const byTransactions = target.transactionIds?.length
+    ? sql`array(select id from ledger_transfers where transaction_id = any(${target.transactionIds}::text[]))`
+    : sql`'{}'::text[]`;
   try {
     const { rows } = await sql<{ account_id: string; available: number; posted: number }>`
-      select * from ledger_resolve(${platformId}, ${target.transferIds ?? []}::text[], ${target.transactionId ?? null},
+      select * from ledger_resolve(${platformId}, ${target.transferIds ?? []}::text[] || ${byTransactions}, ${target.transactionId ?? null},
                                    ${outcome === 'POST'}, ${now}::timestamptz)`.execute(trx);
     return toChanges(rows);
   } catch (error) {

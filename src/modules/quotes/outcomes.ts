@@ -16,6 +16,13 @@ import { transact } from '../../db/transact.js';
 /** Job that applies the next due step of a quote's rail plan. */
 export const STEP_JOB = 'quote.rail-step';
 
+/** A step job's payload: which step of which quote, and (since it was scheduled) its event. */
+export interface StepRef {
+  quoteId: string;
+  step: number;
+  event?: RailEvent;
+}
+
 /** Failures before any money left: the execution itself failed, nothing to refund. */
 const EXECUTION_FAILURES: FailureDetail[] = ['EXECUTION_FAILED', 'NO_RAIL_CONFIGURED'];
 
@@ -175,9 +182,40 @@ export function createQuoteOutcomes(deps: QuoteServiceDeps) {
     });
   }
 
+  /**
+   * Completions due at the same time, settled together: one transaction, one update for the
+   * quotes, one for their transactions and one ledger call that posts all their holds (what
+   * `applyStepDirectly` does for one). Returns the steps it applied; the caller runs the rest
+   * (steps whose quote had moved on) one by one.
+   */
+  async function settleCompletions(platform: PlatformRef, steps: StepRef[]): Promise<StepRef[]> {
+    return transact(database.db, async (trx) => {
+      const now = clock.now(platform);
+      const moved = await repo.moveQuotesAtSteps(trx, platform.id, steps, ['PROCESSING'], 'COMPLETED', now);
+      if (moved.length === 0) return [];
+      const transactionIds = moved.map((q) => q.transactionId);
+      await transactions.transitionAll(trx, platform, transactionIds, 'COMPLETED', { settledAt: now });
+      await ledger.resolve(trx, platform, { transactionIds }, 'POST');
+      for (const q of moved) await advance(trx, platform, q, null);
+      const applied = new Set(moved.map((q) => `${q.id}|${q.nextStep - 1}`));
+      return steps.filter((s) => applied.has(`${s.quoteId}|${s.step}`));
+    });
+  }
+
+  /**
+   * The jobs of several steps claimed together: completions settle in one transaction, every
+   * other step (failures, returns, completions whose quote moved on) runs as its own `runStep`.
+   */
+  async function runSteps(platform: PlatformRef, steps: StepRef[]): Promise<void> {
+    const completions = steps.filter((s) => s.event?.kind === 'COMPLETED');
+    const settled = new Set(completions.length > 1 ? await settleCompletions(platform, completions) : []);
+    await Promise.all(steps.filter((s) => !settled.has(s)).map((s) => runStep(platform, s.quoteId, s.step, s.event)));
+  }
+
   return {
     applyPlan,
     runStep,
+    runSteps,
     failTransaction,
     /** The rail refused to start the payout: fail it now, releasing the holds. */
     failInitiation: (platform: PlatformRef, q: QuoteRecord, detail: FailureDetail, accounts: QuoteAccounts) =>

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import {
@@ -42,6 +43,17 @@ async function scenario(suffix: string, amount = 10_000, funds = FUNDS) {
   return { sender, account: sender.accounts.EUR, quote: res.body };
 }
 
+async function countEvents(type: string, objectId: string): Promise<number> {
+  const rows = await t.corridor.database.db
+    .selectFrom('events')
+    .select('id')
+    .where('platform_id', '=', p.platform.id)
+    .where('type', '=', type)
+    .where(sql<string>`data->>'id'`, '=', objectId)
+    .execute();
+  return rows.length;
+}
+
 async function state(q: { id: string; transactionId: string }) {
   const [quote, tx, events, legs] = await Promise.all([
     p.api.get(`/quotes/${q.id}`),
@@ -73,6 +85,43 @@ describe('sandbox outcomes of a payout (SPEC 4.7, by the external account suffix
     expect(after.events).toEqual([`${P}PENDING`, `${P}PROCESSING`, `${P}COMPLETED`]);
     expect(after.legs).toEqual(POSTED);
     expect(await balances(t, account)).toEqual({ available: FUNDS - 10_000, posted: FUNDS - 10_000 });
+    await expectLedgerClean(t, p.platform.id);
+  });
+
+  it('completions due together settle in one batch; other outcomes due with them still apply alone', async () => {
+    const sender = await newCustomer(p);
+    await fund(p, sender.accounts.EUR, FUNDS);
+    const quoteTo = async (suffix: string) => {
+      const res = await p.api.post('/quotes', {
+        source: { sourceType: 'ACCOUNT', accountId: sender.accounts.EUR },
+        destination: { destinationType: 'ACCOUNT', accountId: await usdAccount(p, alice.id, suffix) },
+        lockedCurrencySide: 'SENDING',
+        lockedCurrencyAmount: 10_000,
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body;
+    };
+    const completing = [await quoteTo('001'), await quoteTo('001'), await quoteTo('001')];
+    const failing = await quoteTo('004');
+    for (const q of [...completing, failing]) expect((await p.api.post(`/quotes/${q.id}/execute`)).body.status).toBe('PROCESSING');
+    const balanceEvents = () => countEvents('INTERNAL_ACCOUNT.BALANCE_UPDATED', sender.accounts.EUR);
+    const before = await balanceEvents();
+
+    await advance(p, 2);
+    for (const q of completing) {
+      const after = await state(q);
+      expect(after.tx).toMatchObject({ status: 'COMPLETED', settledAt: expect.any(String) });
+      expect(after.events).toEqual([`${P}PENDING`, `${P}PROCESSING`, `${P}COMPLETED`]);
+      expect(after.legs).toEqual(POSTED);
+    }
+    const failed = await state(failing);
+    expect(failed.tx.status).toBe('FAILED');
+    expect(failed.legs).toEqual(VOIDED);
+    // One ledger call posted the three holds: one balance event for the account, not three; the
+    // failure released its hold on its own.
+    expect(await balanceEvents()).toBe(before + 2);
+    expect(await balances(t, sender.accounts.EUR)).toEqual({ available: FUNDS - 30_000, posted: FUNDS - 30_000 });
+    expect(t.logs.filter((line) => line.includes('job batch failed'))).toEqual([]);
     await expectLedgerClean(t, p.platform.id);
   });
 

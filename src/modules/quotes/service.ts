@@ -5,7 +5,7 @@ import { accountDestinations, umaDestinationsUnavailable } from './destinations.
 import { createQuoteExecution, RECOVERY_JOB } from './execute.js';
 import { createSandboxFunding } from './funding.js';
 import { createLookups } from './lookup.js';
-import { createQuoteOutcomes, STEP_JOB } from './outcomes.js';
+import { createQuoteOutcomes, STEP_JOB, type StepRef } from './outcomes.js';
 import { presentQuote, quoteNotFound } from './present.js';
 import type { RailEvent } from '../rails/rail.js';
 import * as repo from './repository.js';
@@ -64,7 +64,24 @@ export function createQuoteService(deps: QuoteServiceDeps) {
       if (platform) await run(platform, job);
     };
     jobs.register(EXPIRY_JOB, withPlatform((platform, job) => expire(platform, String(job.payload.quoteId), new Date(String(job.payload.expiresAt ?? 0)))));
-    jobs.register(STEP_JOB, withPlatform((platform, job) => outcomes.runStep(platform, String(job.payload.quoteId), Number(job.payload.step), job.payload.event as RailEvent | undefined)));
+    const stepOf = (job: ClaimedJob): StepRef => ({ quoteId: String(job.payload.quoteId), step: Number(job.payload.step), event: job.payload.event as RailEvent | undefined });
+    jobs.register(
+      STEP_JOB,
+      withPlatform((platform, job) => {
+        const { quoteId, step, event } = stepOf(job);
+        return outcomes.runStep(platform, quoteId, step, event);
+      }),
+    );
+    jobs.registerBatch(STEP_JOB, async (batch) => {
+      const byPlatform = new Map<string, ClaimedJob[]>();
+      for (const job of batch) if (job.platformId) byPlatform.set(job.platformId, [...(byPlatform.get(job.platformId) ?? []), job]);
+      await Promise.all(
+        [...byPlatform].map(async ([platformId, group]) => {
+          const platform = await platformOf(platformId);
+          if (platform) await outcomes.runSteps(platform, group.map(stepOf));
+        }),
+      );
+    });
     jobs.register(RECOVERY_JOB, withPlatform((platform, job) => execution.recover(platform, String(job.payload.quoteId))));
   }
 
