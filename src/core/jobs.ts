@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Database, Executor } from '../db/database.js';
 import { literalLimit } from '../db/database.js';
 import { toRealTime, type Clock, type ClockSubject } from './clock.js';
+import { groupBy } from './collections.js';
 import { addToOutbox, type JobRow } from './outbox.js';
 
 declare module '../db/schema.js' {
@@ -204,15 +205,13 @@ export class JobRunner {
 
   /** Runs claimed jobs, batches where a kind has a batch handler; returns those that succeeded. */
   private async executeAll(jobs: ClaimedJob[]): Promise<Set<ClaimedJob>> {
-    const byKind = new Map<string, ClaimedJob[]>();
-    for (const job of jobs) byKind.set(job.kind, [...(byKind.get(job.kind) ?? []), job]);
     const done = new Set<ClaimedJob>();
     const runAlone = async (group: ClaimedJob[]) => {
       const results = await Promise.all(group.map((job) => this.execute(job)));
       group.forEach((job, i) => results[i] && done.add(job));
     };
     await Promise.all(
-      [...byKind].map(async ([kind, group]) => {
+      [...groupBy(jobs, (job) => job.kind)].map(async ([kind, group]) => {
         const batch = this.batchHandlers.get(kind);
         if (!batch || group.length === 1) return runAlone(group);
         try {

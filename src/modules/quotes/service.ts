@@ -1,4 +1,5 @@
 import type { PlatformRef } from '../../core/context.js';
+import { groupBy } from '../../core/collections.js';
 import { enqueueJobs, type ClaimedJob, type JobRunner } from '../../core/jobs.js';
 import { createQuoteCreation, EXPIRY_JOB } from './create.js';
 import { accountDestinations, umaDestinationsUnavailable } from './destinations.js';
@@ -73,11 +74,9 @@ export function createQuoteService(deps: QuoteServiceDeps) {
       }),
     );
     jobs.registerBatch(STEP_JOB, async (batch) => {
-      const byPlatform = new Map<string, ClaimedJob[]>();
-      for (const job of batch) if (job.platformId) byPlatform.set(job.platformId, [...(byPlatform.get(job.platformId) ?? []), job]);
       await Promise.all(
-        [...byPlatform].map(async ([platformId, group]) => {
-          const platform = await platformOf(platformId);
+        [...groupBy(batch, (job) => job.platformId)].map(async ([platformId, group]) => {
+          const platform = platformId ? await platformOf(platformId) : undefined;
           if (platform) await outcomes.runSteps(platform, group.map(stepOf));
         }),
       );

@@ -119,7 +119,6 @@ export function createTransactionService({ database, clock }: TransactionService
     return record;
   }
 
-
   /**
    * Moves a transaction to `to` if its current status allows it (see lifecycle.ts) and announces
    * the change. Returns undefined when it was not in a status that allows the move (already
