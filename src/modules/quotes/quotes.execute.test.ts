@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enqueueJobs } from '../../core/jobs.js';
+import { STEP_JOB } from './outcomes.js';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import {
   advance,
@@ -122,6 +124,16 @@ describe('sandbox outcomes of a payout (SPEC 4.7, by the external account suffix
     expect(await balanceEvents()).toBe(before + 2);
     expect(await balances(t, sender.accounts.EUR)).toEqual({ available: FUNDS - 30_000, posted: FUNDS - 30_000 });
     expect(t.logs.filter((line) => line.includes('job batch failed'))).toEqual([]);
+    await expectLedgerClean(t, p.platform.id);
+
+    // The same steps claimed again (a job retried after its work committed) change nothing.
+    const again = completing.slice(0, 2).map((q) => ({ kind: STEP_JOB, payload: { quoteId: q.id, step: 0, event: { kind: 'COMPLETED' } } }));
+    await t.corridor.database.db.transaction().execute((trx) => enqueueJobs(trx, p.platform, again, t.corridor.clock));
+    await advance(p, 1);
+    for (const q of completing) expect((await state(q)).events).toEqual([`${P}PENDING`, `${P}PROCESSING`, `${P}COMPLETED`]);
+    expect(await balanceEvents()).toBe(before + 2);
+    const left = await t.corridor.database.db.selectFrom('jobs').select('id').where('kind', '=', STEP_JOB).where('platform_id', '=', p.platform.id).execute();
+    expect(left).toEqual([]);
     await expectLedgerClean(t, p.platform.id);
   });
 

@@ -278,7 +278,6 @@ export async function moveQuote(
   return row && toRecord(row);
 }
 
-/** Stores the rail's plan once (a second initiation of the same quote finds it set and stops). */
 /**
  * Moves each quote still at its given rail step (and in one of `from`) to `to`, one step on, in
  * one statement; returns those that moved.
@@ -302,6 +301,7 @@ export async function moveQuotesAtSteps(
   return rows.map(toRecord);
 }
 
+/** Stores the rail's plan once (a second initiation of the same quote finds it set and stops). */
 export async function recordRailPlan(ex: Executor, platformId: string, id: string, plan: StoredRailPlan, at: Date): Promise<QuoteRecord | undefined> {
   const row = await ex
     .updateTable('quotes')
