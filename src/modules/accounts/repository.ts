@@ -41,10 +41,6 @@ export async function insertAccounts(trx: Trx, rows: InternalAccountRow[]): Prom
     .execute();
 }
 
-export async function findAccount(ex: Executor, platformId: string, id: string): Promise<InternalAccountRow | undefined> {
-  return ex.selectFrom('internal_accounts').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
-}
-
 export async function findAccounts(ex: Executor, platformId: string, ids: string[]): Promise<InternalAccountRow[]> {
   if (ids.length === 0) return [];
   return ex.selectFrom('internal_accounts').selectAll().where('platform_id', '=', platformId).where('id', 'in', ids).execute();

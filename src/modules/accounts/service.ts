@@ -132,8 +132,9 @@ export function createAccountService(deps: AccountServiceDeps) {
   deps.platforms.hooks.walletCurrenciesAdded.push(openAddedWallets);
   ledger.hooks.balancesChanged.push(emitBalanceUpdates);
 
-  // Internal accounts never change once opened, so balance events need no read while the
-  // account's row is locked. Bounded: cleared when full.
+  // Internal accounts never change once opened (nothing updates or deletes their rows), so
+  // reading one by id (a quote's source, a balance event while the account's row is locked)
+  // needs the database once per process. Bounded: cleared when full.
   const accountCache = new Map<string, InternalAccount>();
   const ACCOUNT_CACHE_MAX = 100_000;
 
@@ -159,9 +160,9 @@ export function createAccountService(deps: AccountServiceDeps) {
   }
 
   async function getAccount(ex: Executor, platformId: string, accountId: string): Promise<InternalAccount> {
-    const row = await repo.findAccount(ex, platformId, accountId);
-    if (!row) throw new ServiceError('NOT_FOUND', 'internal account not found');
-    return toAccount(row);
+    const [account] = await accountsById(ex, platformId, [accountId]);
+    if (!account) throw new ServiceError('NOT_FOUND', 'internal account not found');
+    return account;
   }
 
   async function findCustomerAccount(ex: Executor, platformId: string, customerId: string, code: string): Promise<InternalAccount | undefined> {
