@@ -2,13 +2,13 @@ import type { PlatformRef } from '../../core/context.js';
 import { ServiceError } from '../../core/errors.js';
 import type { Trx } from '../../db/database.js';
 import type { Platform } from '../platform/service.js';
-import type { RailPlan } from '../rails/rail.js';
+import type { RailPlan, RailRequest } from '../rails/rail.js';
 import { railFor as defaultRailFor } from '../rails/sandbox-rail.js';
 import { executionLegs, quoteAccounts, type QuoteAccounts } from './legs.js';
-import type { QuoteOutcomes } from './outcomes.js';
+import { firstStepJob, type QuoteOutcomes } from './outcomes.js';
 import { presentQuote, quoteNotFound, refuseUnlessExecutable } from './present.js';
 import * as repo from './repository.js';
-import type { JobInsert, QuoteRecord } from './repository.js';
+import type { Delivery, JobInsert, QuoteRecord } from './repository.js';
 import type { QuoteStatus, QuoteView } from './schemas.js';
 import type { ExecuteHeaders, QuoteContext, QuoteServiceDeps } from './types.js';
 
@@ -59,6 +59,33 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
     return { kind: RECOVERY_JOB, payload: { quoteId: q.id }, runAt: new Date(now.getTime() + RECOVERY_DELAY_MS) };
   }
 
+  function payoutRequest(platform: PlatformRef, q: QuoteRecord, delivery: Extract<Delivery, { kind: 'RAIL' }>): RailRequest {
+    return {
+      platform,
+      operation: 'QUOTE_PAYOUT',
+      transactionId: q.transactionId,
+      identifier: delivery.identifier,
+      accountType: delivery.accountType,
+      currency: q.receivingCurrency,
+      amount: q.totalReceivingAmount,
+    };
+  }
+
+  /**
+   * A simulated rail's plan, asked for before the claim so that the claim stores it with its
+   * first step's job: no recovery job, and nothing left to write after the commit. Null for a
+   * real rail (called only once the claim committed), a quote no rail pays out, or a plan whose
+   * first step is due at once (applied after the commit, as for a real rail).
+   */
+  async function planAhead(platform: PlatformRef, q: QuoteRecord, now: Date): Promise<{ plan: RailPlan; job: JobInsert } | null> {
+    if (q.delivery.kind !== 'RAIL') return null;
+    const rail = railFor(platform as Platform);
+    if (!rail.simulated) return null;
+    const plan = await rail.initiate(payoutRequest(platform, q, q.delivery));
+    const job = firstStepJob(q.id, plan, now);
+    return job && { plan, job };
+  }
+
   /**
    * In the caller's transaction, for a quote just claimed: moves its transaction and books the
    * legs. The ledger goes last: it locks the source account's row until commit, and a busy
@@ -77,7 +104,8 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
    */
   async function claim(trx: Trx, platform: PlatformRef, q: QuoteRecord, accounts: QuoteAccounts): Promise<QuoteRecord> {
     const now = clock.now(platform);
-    const claimed = await repo.claimForExecution(trx, platform, q.id, statusAfterClaim(q), now, recoveryJob(q, now));
+    const ahead = await planAhead(platform, q, now);
+    const claimed = await repo.claimForExecution(trx, platform, q.id, statusAfterClaim(q), now, ahead?.job ?? recoveryJob(q, now), ahead?.plan);
     if (!claimed) {
       const current = await repo.findQuote(trx, platform.id, q.id);
       if (!current) throw quoteNotFound();
@@ -95,18 +123,10 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
    */
   async function continueExecution(platform: PlatformRef, q: QuoteRecord, accounts: QuoteAccounts, rethrow = false): Promise<QuoteRecord> {
     if (q.delivery.kind === 'UMA') return continueUmaDelivery(platform, q, accounts, rethrow);
-    if (q.delivery.kind !== 'RAIL' || q.status !== 'PROCESSING') return q;
+    if (q.delivery.kind !== 'RAIL' || q.status !== 'PROCESSING' || q.railPlan) return q;
     let plan: RailPlan;
     try {
-      plan = await railFor(platform as Platform).initiate({
-        platform,
-        operation: 'QUOTE_PAYOUT',
-        transactionId: q.transactionId,
-        identifier: q.delivery.identifier,
-        accountType: q.delivery.accountType,
-        currency: q.receivingCurrency,
-        amount: q.totalReceivingAmount,
-      });
+      plan = await railFor(platform as Platform).initiate(payoutRequest(platform, q, q.delivery));
     } catch (error) {
       if (error instanceof ServiceError) return outcomes.failInitiation(platform, q, 'NO_RAIL_CONFIGURED', accounts);
       if (rethrow) throw error;

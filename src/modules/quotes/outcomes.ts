@@ -8,7 +8,7 @@ import type { Refund } from '../transactions/schemas.js';
 import { newReference } from '../transactions/service.js';
 import { quoteAccounts, refundLegs, type QuoteAccounts } from './legs.js';
 import * as repo from './repository.js';
-import type { QuoteRecord } from './repository.js';
+import type { JobInsert, QuoteRecord } from './repository.js';
 import type { QuoteStatus } from './schemas.js';
 import type { QuoteServiceDeps } from './types.js';
 import { transact } from '../../db/transact.js';
@@ -21,6 +21,13 @@ export interface StepRef {
   quoteId: string;
   step: number;
   event?: RailEvent;
+}
+
+/** The job of a plan's first step, or null when that step is due at once (or there is none). */
+export function firstStepJob(quoteId: string, plan: RailPlan, now: Date): JobInsert | null {
+  const first = plan.steps[0];
+  if (!first || first.afterMs <= 0) return null;
+  return { kind: STEP_JOB, payload: { quoteId, step: 0, event: first.event }, runAt: new Date(now.getTime() + first.afterMs) };
 }
 
 /** Failures before any money left: the execution itself failed, nothing to refund. */
@@ -141,9 +148,8 @@ export function createQuoteOutcomes(deps: QuoteServiceDeps) {
    */
   async function applyPlan(platform: PlatformRef, q: QuoteRecord, plan: RailPlan, accounts: QuoteAccounts): Promise<QuoteRecord> {
     const now = clock.now(platform);
-    const first = plan.steps[0];
-    if (first && first.afterMs > 0) {
-      const job = { kind: STEP_JOB, payload: { quoteId: q.id, step: 0, event: first.event }, runAt: new Date(now.getTime() + first.afterMs) };
+    const job = firstStepJob(q.id, plan, now);
+    if (job) {
       if (await repo.recordRailPlanAndSchedule(database.db, platform, q.id, plan, now, job)) return { ...q, railPlan: plan, railInitiatedAt: now, nextStep: 0 };
       return (await repo.findQuote(database.db, platform.id, q.id)) ?? q;
     }

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enqueueJobs } from '../../core/jobs.js';
+import { RECOVERY_JOB } from './execute.js';
 import { STEP_JOB } from './outcomes.js';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import {
@@ -56,6 +57,17 @@ async function countEvents(type: string, objectId: string): Promise<number> {
   return rows.length;
 }
 
+/** Kinds of the rail-step and recovery jobs queued for a quote. */
+async function followUpJobs(quoteId: string): Promise<string[]> {
+  const rows = await t.corridor.database.db
+    .selectFrom('jobs')
+    .select('kind')
+    .where('kind', 'in', [STEP_JOB, RECOVERY_JOB])
+    .where(sql<string>`payload->>'quoteId'`, '=', quoteId)
+    .execute();
+  return rows.map((r) => r.kind);
+}
+
 async function state(q: { id: string; transactionId: string }) {
   const [quote, tx, events, legs] = await Promise.all([
     p.api.get(`/quotes/${q.id}`),
@@ -88,6 +100,19 @@ describe('sandbox outcomes of a payout (SPEC 4.7, by the external account suffix
     expect(after.legs).toEqual(POSTED);
     expect(await balances(t, account)).toEqual({ available: FUNDS - 10_000, posted: FUNDS - 10_000 });
     await expectLedgerClean(t, p.platform.id);
+  });
+
+  it("stores the sandbox rail's plan with the claim: the first step's job is scheduled, no recovery job", async () => {
+    const { quote } = await scenario('001');
+    await p.api.post(`/quotes/${quote.id}/execute`);
+    const row = await t.corridor.database.db
+      .selectFrom('quotes')
+      .select(['rail_plan', 'rail_initiated_at', 'executed_at'])
+      .where('id', '=', quote.id)
+      .executeTakeFirstOrThrow();
+    expect(row.rail_plan).toEqual({ steps: [{ afterMs: 1000, event: { kind: 'COMPLETED' } }] });
+    expect(row.rail_initiated_at).toEqual(row.executed_at);
+    expect(await followUpJobs(quote.id)).toEqual([STEP_JOB]);
   });
 
   it('completions due together settle in one batch; other outcomes due with them still apply alone', async () => {
@@ -389,6 +414,8 @@ describe('POST /quotes/{quoteId}/execute', () => {
     });
     const res = await production.api.post(`/quotes/${q.body.id}/execute`);
     expect(res.body.status).toBe('FAILED');
+    // A real rail is only called once the claim committed, so the claim scheduled a recovery job.
+    expect(await followUpJobs(q.body.id)).toEqual([RECOVERY_JOB]);
     const tx = (await production.api.get(`/transactions/${q.body.transactionId}`)).body;
     expect(tx).toMatchObject({ status: 'FAILED', failureReason: 'QUOTE_EXECUTION_FAILED', failureDetail: 'NO_RAIL_CONFIGURED' });
     expect((await balances(t, sender.accounts.EUR)).available).toBe(50_000);

@@ -230,7 +230,9 @@ export async function findQuote(ex: Executor, platformId: string, id: string, lo
 
 /**
  * Starts execution: PENDING → `to` only while the quote is unexpired at `now` (so of many
- * concurrent calls exactly one matches), inserting the recovery job in the same statement.
+ * concurrent calls exactly one matches), inserting the job that follows it up (recovery, or the
+ * first step of `plan` when the rail's plan is already known and stored here) in the same
+ * statement.
  */
 export async function claimForExecution(
   ex: Executor,
@@ -238,9 +240,11 @@ export async function claimForExecution(
   id: string,
   to: QuoteStatus,
   now: Date,
-  recovery: JobInsert | null,
+  followUp: JobInsert | null,
+  plan?: StoredRailPlan,
 ): Promise<QuoteRecord | undefined> {
-  const v = recovery && jobValues(platform, recovery);
+  const v = followUp && jobValues(platform, followUp);
+  const planned = plan ? sql`, rail_plan = ${toJson(plan)}::jsonb, rail_initiated_at = ${now}, next_step = 0` : sql``;
   const job = v
     ? sql`, job as (
         insert into jobs (platform_id, kind, payload, due_at, max_attempts)
@@ -249,7 +253,7 @@ export async function claimForExecution(
     : sql``;
   const { rows } = await sql`
     with claimed as (
-      update quotes set status = ${to}, executed_at = ${now}, updated_at = ${now}
+      update quotes set status = ${to}, executed_at = ${now}, updated_at = ${now}${planned}
       where platform_id = ${platform.id} and id = ${id} and status = 'PENDING' and expires_at > ${now}
       returning *)${job}
     select * from claimed`.execute(ex);

@@ -42,4 +42,10 @@ export interface RailPlan {
 export interface RailAdapter {
   /** Starts the payment; the returned plan says what the rail will report, and when. */
   initiate(request: RailRequest): Promise<RailPlan>;
+  /**
+   * True for a rail that only simulates (the sandbox rail): `initiate` reaches nothing outside
+   * and has no effect, so a payment may ask for its plan before its claim commits and store the
+   * plan with the claim. A real rail is called only once the payment is committed.
+   */
+  simulated?: boolean;
 }

@@ -54,6 +54,7 @@ function quotePayoutPlan(suffix: string): RailPlan {
 
 /** The sandbox rail: every outcome of SPEC 4.7 by identifier suffix; delays run on the test clock. */
 export const sandboxRail: RailAdapter = {
+  simulated: true,
   async initiate(request: RailRequest): Promise<RailPlan> {
     const suffix = outcomeSuffix(request.identifier);
     return request.operation === 'QUOTE_PAYOUT' ? quotePayoutPlan(suffix) : transferPlan(suffix);
