@@ -49,6 +49,33 @@ function jobsInsert(rows: JobRow[]): Write {
                          ${rows.map((r) => r.max_attempts)}::int[])`;
 }
 
+/**
+ * An event whose data the statement it is written by finishes: the balances that statement
+ * reports for `account_id` (`available`, `posted`) go between the three parts. Balance events
+ * must show the balances a ledger call produces, and this lets them ride on that call.
+ */
+export interface BalanceEventRow extends Omit<EventRow, 'data'> {
+  account_id: string;
+  parts: [string, string, string];
+}
+
+/**
+ * The insert of balance events, for a statement that has a CTE named `balances` with the
+ * columns (account_id, available, posted): one event per row of `rows` whose account is there.
+ */
+export function balanceEventsInsert(rows: BalanceEventRow[], balances: string): Write {
+  return sql`
+    insert into events (id, platform_id, type, data, created_at, delivery_state)
+    select e.id, e.platform_id, e.type, (e.head || b.available || e.middle || b.posted || e.tail)::json, e.created_at,
+           case when p.webhook_endpoint is null then 'SKIPPED' else 'PENDING' end
+    from unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.platform_id)}::text[], ${rows.map((r) => r.type)}::text[],
+                ${rows.map((r) => r.account_id)}::text[], ${rows.map((r) => r.parts[0])}::text[], ${rows.map((r) => r.parts[1])}::text[],
+                ${rows.map((r) => r.parts[2])}::text[], ${rows.map((r) => r.created_at)}::timestamptz[])
+         as e(id, platform_id, type, account_id, head, middle, tail, created_at)
+    join ${sql.table(balances)} b on b.account_id = e.account_id
+    join platforms p on p.id = e.platform_id`;
+}
+
 /** The inserts of these events and jobs, for `writeAsOne` beside the change that caused them. */
 export function outboxWrites({ events = [], jobs = [] }: Partial<Pending>): Write[] {
   return [...(events.length > 0 ? [eventsInsert(events)] : []), ...(jobs.length > 0 ? [jobsInsert(jobs)] : [])];
@@ -79,6 +106,20 @@ export async function addToOutbox(ex: Executor, add: Partial<Pending>): Promise<
   }
   pending.events.push(...batch.events);
   pending.jobs.push(...batch.jobs);
+}
+
+/**
+ * Takes the events and jobs `ex` has buffered so far, as writes for a statement the caller is
+ * about to run in it anyway: they commit just the same, without a statement of their own before
+ * the commit. What is added later is buffered as usual.
+ */
+export function takeOutboxWrites(ex: Executor): Write[] {
+  const pending = pendingByTrx.get(ex);
+  if (!pending) return [];
+  const writes = outboxWrites(pending);
+  pending.events = [];
+  pending.jobs = [];
+  return writes;
 }
 
 async function flush(trx: Trx, pending: Pending): Promise<void> {

@@ -1,4 +1,4 @@
-import { sql, type OperationNodeSource } from 'kysely';
+import { sql, type OperationNodeSource, type RawBuilder } from 'kysely';
 import type { Executor } from './database.js';
 
 /** A plain INSERT, UPDATE or DELETE built with Kysely, as a query builder or `sql` (no WITH of its own). */
@@ -18,6 +18,19 @@ export async function writeAsOne(ex: Executor, writes: Write[]): Promise<void> {
     await sql`${writes[0]}`.execute(ex);
     return;
   }
-  const clauses = writes.map((write, i) => sql`${sql.id(`w${i}`)} as (${write})`);
-  await sql`with ${sql.join(clauses)} select 1`.execute(ex);
+  await sql`with ${clauses(writes)} select 1`.execute(ex);
+}
+
+/**
+ * `query` with writes riding on it, as one statement that returns the rows of `query`. `query`
+ * (a SELECT, such as one of a function that writes) runs once, as the CTE `name`, which the
+ * writes may read; otherwise the rules of `writeAsOne` apply.
+ */
+export function withWrites<R>(name: string, query: RawBuilder<R>, writes: Write[]): RawBuilder<R> {
+  if (writes.length === 0) return query;
+  return sql<R>`with ${sql.id(name)} as (${query}), ${clauses(writes)} select * from ${sql.id(name)}`;
+}
+
+function clauses(writes: Write[]) {
+  return sql.join(writes.map((write, i) => sql`${sql.id(`w${i}`)} as (${write})`));
 }

@@ -2,10 +2,11 @@ import type { Clock } from '../../core/clock.js';
 import type { PlatformRef, ServiceContext } from '../../core/context.js';
 import { currency } from '../../core/currencies.js';
 import { ServiceError } from '../../core/errors.js';
-import { newId } from '../../core/ids.js';
+import { isIdOf, newId } from '../../core/ids.js';
 import type { Database, Executor, Trx } from '../../db/database.js';
 import type { Page } from '../../http/pagination.js';
-import { emitEvents } from '../../core/events.js';
+import { emitEvents, eventRows } from '../../core/events.js';
+import type { BalanceEventRow } from '../../core/outbox.js';
 import type { BalanceChange, LedgerBalance, LedgerService } from '../ledger/service.js';
 import type { Platform, PlatformService } from '../platform/service.js';
 import { isCryptoCurrency, newFundingReference, sandboxFundingInstructions } from './funding.js';
@@ -57,6 +58,19 @@ interface Opening {
 }
 
 const ZERO: LedgerBalance = { available: 0, posted: 0, updatedAt: new Date(0) };
+
+// Stand-ins for the balances in a prepared balance event: above any amount an account can hold
+// (amounts are at most 9e15), so their digits appear nowhere else in an account's view.
+export const AVAILABLE_MARK = Number.MAX_SAFE_INTEGER;
+export const POSTED_MARK = Number.MAX_SAFE_INTEGER - 1;
+
+/** The text around the two stand-ins, in that order and once each; null otherwise. */
+export function splitAroundBalances(data: string): [string, string, string] | null {
+  const [head, rest, ...extraAvailable] = data.split(String(AVAILABLE_MARK));
+  const [middle, tail, ...extraPosted] = rest?.split(String(POSTED_MARK)) ?? [];
+  if (tail === undefined || extraAvailable.length > 0 || extraPosted.length > 0) return null;
+  return [head, middle, tail];
+}
 
 export function createAccountService(deps: AccountServiceDeps) {
   const { database, clock, ledger } = deps;
@@ -130,7 +144,7 @@ export function createAccountService(deps: AccountServiceDeps) {
   );
   deps.platforms.hooks.currenciesAdded.push(openAddedCurrencies);
   deps.platforms.hooks.walletCurrenciesAdded.push(openAddedWallets);
-  ledger.hooks.balancesChanged.push(emitBalanceUpdates);
+  ledger.announceBalancesWith({ prepare: prepareBalanceEvents, changed: emitBalanceUpdates });
 
   // Internal accounts never change once opened (nothing updates or deletes their rows), so
   // reading one by id (a quote's source, a balance event while the account's row is locked)
@@ -157,6 +171,24 @@ export function createAccountService(deps: AccountServiceDeps) {
       data: view(platform, account, byId.get(account.id) ?? ZERO),
     }));
     await emitEvents(trx, platform, events, clock);
+  }
+
+  /**
+   * INTERNAL_ACCOUNT.BALANCE_UPDATED for the internal accounts among `accountIds`, with their
+   * balances left open for the ledger's statement to fill in (see BalanceEventRow). Null if a
+   * view cannot be split around its balances (the ledger then announces after its call).
+   */
+  async function prepareBalanceEvents(trx: Trx, platform: PlatformRef, accountIds: string[]): Promise<BalanceEventRow[] | null> {
+    const accounts = await accountsById(trx, platform.id, accountIds.filter((id) => isIdOf('InternalAccount', id)));
+    const marked = { available: AVAILABLE_MARK, posted: POSTED_MARK, updatedAt: clock.now(platform) };
+    const events = accounts.map((account) => ({ type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED' as const, data: view(platform, account, marked) }));
+    const rows: BalanceEventRow[] = [];
+    for (const [i, { data, ...row }] of eventRows(platform, events, clock).entries()) {
+      const parts = splitAroundBalances(data);
+      if (!parts) return null;
+      rows.push({ ...row, account_id: accounts[i].id, parts });
+    }
+    return rows;
   }
 
   async function getAccount(ex: Executor, platformId: string, accountId: string): Promise<InternalAccount> {

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { sql } from 'kysely';
+import { enqueueJobs } from '../../core/jobs.js';
+import { transact } from '../../db/transact.js';
 import { insertSystemAccount } from './repository.js';
 
 let t: TestApp;
@@ -94,6 +97,38 @@ describe('ledger transfers', () => {
     const voided = await db().transaction().execute((trx) => ledger().resolve(trx, p.platform, { transactionId: 'Transaction:hold-2' }, 'VOID'));
     expect(voided).toEqual([{ accountId: account, available: 600, posted: 600 }]);
     expect((await ledger().verify(db(), p.platform.id)).problems).toEqual([]);
+  });
+
+  it('writes the balance events, and what its transaction buffered for the outbox, in its own statement', async () => {
+    const customer = await p.api.post('/customers', { customerType: 'INDIVIDUAL', fullName: 'Ledger Tester' });
+    const listed = async () => (await p.api.get('/customers/internal-accounts', { customerId: customer.body.id, currency: 'USD' })).body.data[0];
+    const account = (await listed()).id;
+    await p.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount: 1_000 });
+    const rail = await ledger().systemAccount(p.platform.id, 'USD', 'RAIL_SETTLEMENT');
+    const probe = `ledger-rider-${account}`;
+    const inside = await transact(db(), async (trx) => {
+      const nextWeek = new Date(t.corridor.clock.now(p.platform).getTime() + 7 * 86_400_000);
+      await enqueueJobs(trx, p.platform, [{ kind: probe, payload: {}, runAt: nextWeek }], t.corridor.clock);
+      await ledger().record(trx, p.platform, [{ debit: account, credit: rail, amount: 400, pending: true, code: 'PAYOUT' }], 'Transaction:riders');
+      // Read before the commit: only the ledger's statement can have written them by now.
+      const jobs = await trx.selectFrom('jobs').select('kind').where('kind', '=', probe).execute();
+      const events = await trx
+        .selectFrom('events')
+        .select('data')
+        .where('platform_id', '=', p.platform.id)
+        .where('type', '=', 'INTERNAL_ACCOUNT.BALANCE_UPDATED')
+        .where(sql<string>`data->>'id'`, '=', account)
+        .orderBy('id')
+        .execute();
+      return { jobs, events };
+    });
+    expect(inside.jobs).toEqual([{ kind: probe }]);
+    expect(inside.events.map((e) => (e.data as { balance: { amount: number } }).balance.amount)).toEqual([1_000, 600]);
+    const view = await listed();
+    expect(view.balance.amount).toBe(600);
+    const held = inside.events[1].data as { updatedAt: string };
+    expect(held).toEqual({ ...view, updatedAt: held.updatedAt });
+    await db().deleteFrom('jobs').where('kind', '=', probe).execute();
   });
 
   it('resolves exactly the transfers named, by id or by transaction, once, and only on their platform', async () => {

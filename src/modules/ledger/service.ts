@@ -1,5 +1,6 @@
 import type { Clock } from '../../core/clock.js';
 import type { PlatformRef } from '../../core/context.js';
+import { takeOutboxWrites, type BalanceEventRow } from '../../core/outbox.js';
 import type { Database, Executor, Trx } from '../../db/database.js';
 import * as repo from './repository.js';
 import { recordLegs, resolvePending, transactionsWithPendingLegs, transfersOf, type BalanceChange, type Leg, type ResolveTarget } from './transfers.js';
@@ -27,7 +28,17 @@ export interface LedgerServiceDeps {
   clock: Clock;
 }
 
-type BalanceHook = (trx: Trx, platform: PlatformRef, changes: BalanceChange[]) => Promise<void>;
+/**
+ * Who announces balance changes (the accounts module, with INTERNAL_ACCOUNT.BALANCE_UPDATED).
+ * `prepare` builds the events of the accounts a ledger call may change with their balances left
+ * open, so that they ride on the call's own statement; when it returns null, `changed` announces
+ * them after the call, as it always does for resolved holds (whose accounts only the database
+ * knows).
+ */
+export interface BalanceAnnouncer {
+  prepare(trx: Trx, platform: PlatformRef, accountIds: string[]): Promise<BalanceEventRow[] | null>;
+  changed(trx: Trx, platform: PlatformRef, changes: BalanceChange[]): Promise<void>;
+}
 
 /**
  * The double-entry ledger: accounts with posted and pending (held) balances, immutable transfers,
@@ -35,13 +46,26 @@ type BalanceHook = (trx: Trx, platform: PlatformRef, changes: BalanceChange[]) =
  * the database refuses it (ledger_accounts_no_overdraft), whatever the concurrency.
  */
 export function createLedgerService({ database, clock }: LedgerServiceDeps) {
-  const hooks: { balancesChanged: BalanceHook[] } = { balancesChanged: [] };
+  let announcer: BalanceAnnouncer | undefined;
   // System account id → its creation (shared by concurrent callers; kept once it succeeded).
   const ensuredSystemAccounts = new Map<string, Promise<void>>();
 
   async function notify(trx: Trx, platform: PlatformRef, changes: BalanceChange[]): Promise<BalanceChange[]> {
-    if (changes.length > 0) for (const hook of hooks.balancesChanged) await hook(trx, platform, changes);
+    if (changes.length > 0 && announcer) await announcer.changed(trx, platform, changes);
     return changes;
+  }
+
+  /**
+   * One statement for the legs, their balance events and whatever events and jobs `trx` has
+   * buffered so far (they commit together anyway): the transaction's final outbox write is
+   * usually empty then, and skipped.
+   */
+  async function recordWithEvents(trx: Trx, platform: PlatformRef, legs: Leg[], transactionId: string | null): Promise<BalanceChange[]> {
+    const now = clock.now(platform);
+    const accountIds = [...new Set(legs.flatMap((l) => [l.debit, l.credit]))];
+    const balanceEvents = announcer && legs.length > 0 ? await announcer.prepare(trx, platform, accountIds) : null;
+    if (!balanceEvents) return notify(trx, platform, await recordLegs(trx, platform.id, transactionId, legs, now));
+    return recordLegs(trx, platform.id, transactionId, legs, now, { balanceEvents, writes: takeOutboxWrites(trx) });
   }
 
   /**
@@ -61,7 +85,10 @@ export function createLedgerService({ database, clock }: LedgerServiceDeps) {
   }
 
   return {
-    hooks,
+    /** Sets who announces balance changes (one announcer: the accounts module). */
+    announceBalancesWith(a: BalanceAnnouncer): void {
+      announcer = a;
+    },
     systemAccount,
     /** Opens accounts with zero balances, in the caller's transaction (one statement). */
     openAccounts: (trx: Trx, accounts: repo.NewLedgerAccount[], now: Date): Promise<void> => repo.insertAccounts(trx, accounts, now),
@@ -71,9 +98,8 @@ export function createLedgerService({ database, clock }: LedgerServiceDeps) {
      * Records legs (posted or held) in the caller's transaction; throws INSUFFICIENT_FUNDS when a
      * customer or platform account would go below zero available.
      */
-    async record(trx: Trx, platform: PlatformRef, legs: Leg[], transactionId: string | null = null): Promise<BalanceChange[]> {
-      return notify(trx, platform, await recordLegs(trx, platform.id, transactionId, legs, clock.now(platform)));
-    },
+    record: (trx: Trx, platform: PlatformRef, legs: Leg[], transactionId: string | null = null): Promise<BalanceChange[]> =>
+      recordWithEvents(trx, platform, legs, transactionId),
     /** Posts or voids a transaction's pending legs (or the given transfers); idempotent. */
     async resolve(trx: Trx, platform: PlatformRef, target: ResolveTarget, outcome: 'POST' | 'VOID'): Promise<BalanceChange[]> {
       return notify(trx, platform, await resolvePending(trx, platform.id, target, outcome, clock.now(platform)));

@@ -1,7 +1,9 @@
 import { sql } from 'kysely';
 import { ServiceError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
+import { balanceEventsInsert, type BalanceEventRow } from '../../core/outbox.js';
 import { isCheckViolation, type Executor, type Trx } from '../../db/database.js';
+import { withWrites, type Write } from '../../db/one-statement.js';
 
 /** An immutable ledger transfer row. */
 export interface LedgerTransferRow {
@@ -56,14 +58,32 @@ function toChanges(rows: { account_id: string; available: number | string; poste
   return rows.map((r) => ({ accountId: r.account_id, available: Number(r.available), posted: Number(r.posted) }));
 }
 
-/** Writes the legs and moves the balances in one round trip (the ledger_record SQL function). */
-export async function recordLegs(trx: Trx, platformId: string, transactionId: string | null, legs: Leg[], now: Date): Promise<BalanceChange[]> {
+/**
+ * What rides on a ledger call's statement: balance events it finishes with the balances it
+ * produces, and other writes of the same transaction (see `writeAsOne` for what they may be).
+ */
+export interface LedgerRiders {
+  balanceEvents: BalanceEventRow[];
+  writes: Write[];
+}
+
+/**
+ * Writes the legs and moves the balances in one round trip (the ledger_record SQL function),
+ * with the riders, if any, in the same statement.
+ */
+export async function recordLegs(
+  trx: Trx,
+  platformId: string,
+  transactionId: string | null,
+  legs: Leg[],
+  now: Date,
+  riders: LedgerRiders = { balanceEvents: [], writes: [] },
+): Promise<BalanceChange[]> {
   if (legs.length === 0) return [];
   for (const leg of legs) {
     if (!Number.isSafeInteger(leg.amount) || leg.amount <= 0) throw new Error(`ledger leg amount must be a positive integer, got ${leg.amount}`);
   }
-  try {
-    const { rows } = await sql<{ account_id: string; available: number; posted: number }>`
+  const call = sql<{ account_id: string; available: number; posted: number }>`
       select * from ledger_record(
         ${platformId}, ${transactionId}, ${now}::timestamptz,
         ${legs.map(() => newId('LedgerTransfer'))}::text[],
@@ -71,7 +91,10 @@ export async function recordLegs(trx: Trx, platformId: string, transactionId: st
         ${legs.map((l) => l.credit)}::text[],
         ${legs.map((l) => l.amount)}::bigint[],
         ${legs.map((l) => Boolean(l.pending))}::boolean[],
-        ${legs.map((l) => l.code)}::text[])`.execute(trx);
+        ${legs.map((l) => l.code)}::text[])`;
+  const events = riders.balanceEvents.length > 0 ? [balanceEventsInsert(riders.balanceEvents, 'balances')] : [];
+  try {
+    const { rows } = await withWrites('balances', call, [...events, ...riders.writes]).execute(trx);
     return toChanges(rows);
   } catch (error) {
     throw mapLedgerError(error);
