@@ -11,18 +11,21 @@ import * as repo from './repository.js';
 import type { Delivery, JobInsert, QuoteRecord } from './repository.js';
 import type { QuoteStatus, QuoteView } from './schemas.js';
 import type { ExecuteHeaders, QuoteContext, QuoteServiceDeps } from './types.js';
+import type { TransactionStatus } from '../transactions/lifecycle.js';
+import type { TransitionPatch } from '../transactions/repository.js';
 
 /** Job that finishes an execution whose request stopped between committing and the rail call. */
 export const RECOVERY_JOB = 'quote.recover';
 /** How long after execution the recovery job looks (platform clock). */
 export const RECOVERY_DELAY_MS = 2 * 60_000;
 
-/**
- * Execution in three steps, like every payment that leaves through a rail: (1) one transaction
- * claims the quote (PENDING → PROCESSING, guarded, so one of any number of concurrent calls
- * wins), holds the legs and schedules a recovery job; (2) the rail is called outside any
- * transaction; (3) what the rail reports now is applied, later steps become jobs.
- */
+// Execution in three steps, like every payment that leaves through a rail: (1) one transaction
+// claims the quote (PENDING → PROCESSING, guarded, so one of any number of concurrent calls
+// wins), holds the legs and schedules a recovery job; (2) the rail is called outside any
+// transaction; (3) what the rail reports now is applied, later steps become jobs. A simulated
+// rail (the sandbox) is asked before step 1 instead, and its plan and first step's job are
+// written by the claim, so steps 2 and 3 have nothing left to do.
+
 /**
  * Quotes this process created recently, so that executing one skips its first read. Only fields
  * that never change are trusted from here (ids, currencies, amounts, source, delivery,
@@ -86,34 +89,47 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
     return job && { plan, job };
   }
 
-  /**
-   * In the caller's transaction, for a quote just claimed: moves its transaction and books the
-   * legs. The ledger goes last: it locks the source account's row until commit, and a busy
-   * account serializes every payment from it, so the lock should be held as briefly as possible.
-   */
-  async function startExecution(trx: Trx, platform: PlatformRef, q: QuoteRecord, accounts: QuoteAccounts): Promise<void> {
-    const payout = q.delivery.kind !== 'INTERNAL';
-    if (payout) await transactions.transition(trx, platform, q.transactionId, 'PROCESSING');
-    else await transactions.transition(trx, platform, q.transactionId, 'COMPLETED', { settledAt: clock.now(platform) });
-    await ledger.record(trx, platform, executionLegs(q, accounts, payout), q.transactionId);
+  /** Where a claimed quote's transaction goes: a payout is PROCESSING, an internal payment COMPLETED. */
+  function transactionMove(platform: PlatformRef, q: QuoteRecord): { to: TransactionStatus; patch: TransitionPatch } {
+    return q.delivery.kind === 'INTERNAL' ? { to: 'COMPLETED', patch: { settledAt: clock.now(platform) } } : { to: 'PROCESSING', patch: {} };
   }
 
   /**
-   * Claims a PENDING quote in `trx` and starts its execution. When the claim fails, throws the
-   * 409 that explains why (expired, or executed by someone else first).
+   * Books the legs of a claimed quote. The ledger goes last in the transaction: it locks the
+   * source account's row until commit, and a busy account serializes every payment from it, so
+   * the lock should be held as briefly as possible.
+   */
+  async function bookLegs(trx: Trx, platform: PlatformRef, q: QuoteRecord, accounts: QuoteAccounts): Promise<void> {
+    await ledger.record(trx, platform, executionLegs(q, accounts, q.delivery.kind !== 'INTERNAL'), q.transactionId);
+  }
+
+  /** In the caller's transaction, for a quote just claimed: moves its transaction and books the legs. */
+  async function startExecution(trx: Trx, platform: PlatformRef, q: QuoteRecord, accounts: QuoteAccounts): Promise<void> {
+    const { to, patch } = transactionMove(platform, q);
+    await transactions.transition(trx, platform, q.transactionId, to, patch);
+    await bookLegs(trx, platform, q, accounts);
+  }
+
+  /**
+   * Claims a PENDING quote in `trx` and starts its execution: the claim moves the quote's
+   * transaction in the same statement, then the legs are booked. When the claim fails, throws
+   * the 409 that explains why (expired, or executed by someone else first).
    */
   async function claim(trx: Trx, platform: PlatformRef, q: QuoteRecord, accounts: QuoteAccounts): Promise<QuoteRecord> {
     const now = clock.now(platform);
     const ahead = await planAhead(platform, q, now);
-    const claimed = await repo.claimForExecution(trx, platform, q.id, statusAfterClaim(q), now, ahead?.job ?? recoveryJob(q, now), ahead?.plan);
+    const { to, patch } = transactionMove(platform, q);
+    const move = transactions.transitionWithin(platform, q.transactionId, to, patch, repo.CLAIMED);
+    const claimed = await repo.claimAndMove(trx, platform, q.id, statusAfterClaim(q), now, ahead?.job ?? recoveryJob(q, now), ahead?.plan, move.update);
     if (!claimed) {
       const current = await repo.findQuote(trx, platform.id, q.id);
       if (!current) throw quoteNotFound();
       refuseUnlessExecutable(current, now);
       throw new ServiceError('QUOTE_ALREADY_EXECUTED', 'this quote was already executed');
     }
-    await startExecution(trx, platform, claimed, accounts);
-    return claimed;
+    if (claimed.moved) await move.moved(trx, claimed.moved);
+    await bookLegs(trx, platform, claimed.quote, accounts);
+    return claimed.quote;
   }
 
   /**

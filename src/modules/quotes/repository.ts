@@ -1,7 +1,8 @@
-import { sql } from 'kysely';
+import { sql, type Expression, type SqlBool } from 'kysely';
 import { toRealTime, type ClockSubject } from '../../core/clock.js';
 import type { Executor } from '../../db/database.js';
 import { toJson } from '../../db/database.js';
+import type { Write } from '../../db/one-statement.js';
 import type { Json, WithDefault } from '../../db/schema.js';
 import type { PaymentInstructions } from '../accounts/schemas.js';
 import type { RailEvent } from '../rails/rail.js';
@@ -243,6 +244,26 @@ export async function claimForExecution(
   followUp: JobInsert | null,
   plan?: StoredRailPlan,
 ): Promise<QuoteRecord | undefined> {
+  return (await claimAndMove(ex, platform, id, to, now, followUp, plan))?.quote;
+}
+
+/** True inside `claimAndMove`'s statement once the quote was claimed (for the writes it carries). */
+export const CLAIMED: Expression<SqlBool> = sql<SqlBool>`exists (select 1 from claimed)`;
+
+/**
+ * `claimForExecution`, carrying in the same statement the update `move` of another table (its
+ * transaction), which must be guarded by `CLAIMED`; returns the row `move` returned, as JSON.
+ */
+export async function claimAndMove(
+  ex: Executor,
+  platform: ClockSubject & { id: string },
+  id: string,
+  to: QuoteStatus,
+  now: Date,
+  followUp: JobInsert | null,
+  plan?: StoredRailPlan,
+  move?: Write,
+): Promise<{ quote: QuoteRecord; moved: Record<string, unknown> | null } | undefined> {
   const v = followUp && jobValues(platform, followUp);
   const planned = plan ? sql`, rail_plan = ${toJson(plan)}::jsonb, rail_initiated_at = ${now}, next_step = 0` : sql``;
   const job = v
@@ -251,13 +272,15 @@ export async function claimForExecution(
         select ${v.platform_id}, ${v.kind}, ${v.payload}::jsonb, ${v.due_at}::timestamptz, ${v.max_attempts} from claimed
         returning id)`
     : sql``;
-  const { rows } = await sql`
+  const moving = move ? sql`, moved as (${move})` : sql``;
+  const movedRow = move ? sql`(select to_json(m) from moved m)` : sql`null`;
+  const { rows } = await sql<Record<string, unknown>>`
     with claimed as (
       update quotes set status = ${to}, executed_at = ${now}, updated_at = ${now}${planned}
       where platform_id = ${platform.id} and id = ${id} and status = 'PENDING' and expires_at > ${now}
-      returning *)${job}
-    select * from claimed`.execute(ex);
-  return rows[0] ? toRecord(rows[0]) : undefined;
+      returning *)${job}${moving}
+    select *, ${movedRow} as moved_row from claimed`.execute(ex);
+  return rows[0] ? { quote: toRecord(rows[0]), moved: rows[0].moved_row as Record<string, unknown> | null } : undefined;
 }
 
 /** Moves a quote between statuses (only from one of `from`); undefined when it was not in them. */

@@ -190,7 +190,27 @@ export async function updateStatuses(
   at: Date,
 ): Promise<TransactionRecord[]> {
   if (from.length === 0 || ids.length === 0) return [];
-  const rows = await trx
+  const rows = await statusUpdate(trx, platformId, ids, from, to, patch, at).execute();
+  return rows.map(toRecord);
+}
+
+/** A transaction row as `to_json` renders it (timestamps as text), as a record. */
+export function recordFromJson(row: Record<string, unknown>): TransactionRecord {
+  const at = (value: unknown) => (value === null ? null : new Date(value as string));
+  return toRecord({ ...row, settled_at: at(row.settled_at), created_at: at(row.created_at), updated_at: at(row.updated_at) } as Row);
+}
+
+/** The update of `updateStatuses`, returning the rows it moved (to run, or to put in a caller's statement). */
+export function statusUpdate(
+  ex: Executor,
+  platformId: string,
+  ids: string[],
+  from: TransactionStatus[],
+  to: TransactionStatus,
+  patch: TransitionPatch,
+  at: Date,
+) {
+  return ex
     .updateTable('transactions')
     .set({
       status: to,
@@ -207,9 +227,7 @@ export async function updateStatuses(
     .where('platform_id', '=', platformId)
     .where(ids.length === 1 ? sql<boolean>`id = ${ids[0]}` : sql<boolean>`id = any(${ids}::text[])`)
     .where('status', 'in', from)
-    .returningAll()
-    .execute();
-  return rows.map(toRecord);
+    .returningAll();
 }
 
 export async function updateRefund(trx: Trx, platformId: string, id: string, refund: Refund, at: Date): Promise<TransactionRecord | undefined> {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Expression, SqlBool } from 'kysely';
 import type { Clock } from '../../core/clock.js';
 import type { PlatformRef, ServiceContext } from '../../core/context.js';
 import { currency } from '../../core/currencies.js';
@@ -146,15 +147,31 @@ export function createTransactionService({ database, clock }: TransactionService
   ): Promise<TransactionRecord[]> {
     const from = options.from ?? statusesBefore(to);
     const records = await repo.updateStatuses(trx, platform.id, ids, from, to, patch, clock.now(platform));
-    for (const record of records) {
-      if (record.failureReason && !reasonFits(record.type, record.failureReason)) {
-        // A bug, not a client error: throwing rolls the caller's transaction back.
-        throw new Error(`failureReason ${record.failureReason} is not one of the reference's values for ${record.type} transactions`);
-      }
-      await announce(trx, platform, record);
-      for (const hook of hooks.transitioned) await hook(trx, platform, record);
-    }
+    for (const record of records) await afterMove(trx, platform, record);
     return records;
+  }
+
+  /** What follows a transition in the same transaction: the check, the event, the hooks. */
+  async function afterMove(trx: Trx, platform: PlatformRef, record: TransactionRecord): Promise<TransactionRecord> {
+    if (record.failureReason && !reasonFits(record.type, record.failureReason)) {
+      // A bug, not a client error: throwing rolls the caller's transaction back.
+      throw new Error(`failureReason ${record.failureReason} is not one of the reference's values for ${record.type} transactions`);
+    }
+    await announce(trx, platform, record);
+    for (const hook of hooks.transitioned) await hook(trx, platform, record);
+    return record;
+  }
+
+  /**
+   * `transition` split for a caller that puts the update into a statement of its own: `update`
+   * moves the row only where `onlyIf` holds as well, and `moved` finishes the transition (event,
+   * hooks) in the caller's transaction, given the row the update returned as `to_json` renders it.
+   */
+  function transitionWithin(platform: PlatformRef, id: string, to: TransactionStatus, patch: TransitionPatch, onlyIf: Expression<SqlBool>) {
+    return {
+      update: repo.statusUpdate(database.db, platform.id, [id], statusesBefore(to), to, patch, clock.now(platform)).where(onlyIf),
+      moved: (trx: Trx, row: Record<string, unknown>) => afterMove(trx, platform, repo.recordFromJson(row)),
+    };
   }
 
   async function require(ex: Executor, platformId: string, id: string, lock = false): Promise<TransactionRecord> {
@@ -179,6 +196,7 @@ export function createTransactionService({ database, clock }: TransactionService
     create,
     transition,
     transitionAll,
+    transitionWithin,
     require,
     find: repo.findTransaction,
     /** Replaces the refund object (refund progress after a payment failed). */
