@@ -138,7 +138,7 @@ export function createServices(deps: CoreDeps) {
   customerImport.registerJobs(jobs);
 
   const agents = createAgentService({ database, clock, platforms, customers, accounts, externalAccounts, rates, quotes, transfers, transactions });
-  transactions.hooks.transitioned.push(agents.onTransactionChanged);
+  transactions.hooks.transitioned.push(agents.transactionHook);
   customers.hooks.deleted.push(agents.deleteCustomerAgents);
 
   const crypto = createCryptoService({ database, accounts, rates });

@@ -1,5 +1,6 @@
 import type { Trx } from '../db/database.js';
-import { writeAsOne, type Write } from '../db/one-statement.js';
+import type { RawBuilder } from 'kysely';
+import { writeAsOne, type Clause } from '../db/one-statement.js';
 import type { ClockSubject } from './clock.js';
 
 /** The tenant a request or job acts for, as services see it. */
@@ -26,14 +27,17 @@ export interface ServiceContext<P extends PlatformRef = PlatformRef> {
    * as few round trips as the context allows; resolves to `result`. Optional: `commitWrites`
    * falls back to `tx`.
    */
-  commitWrites?: <T>(writes: Write[], result: T) => Promise<T>;
+  commitWrites?: <T>(writes: Clause[], result: T, finish?: RawBuilder<unknown>) => Promise<T>;
 }
 
-/** Commits `writes` (one statement) the cheapest way `ctx` offers; resolves to `result`. */
-export function commitWrites<T>(ctx: ServiceContext, writes: Write[], result: T): Promise<T> {
-  if (ctx.commitWrites) return ctx.commitWrites(writes, result);
+/**
+ * Commits `writes` (one statement, see `writeAsOne` for `finish`) the cheapest way `ctx` offers;
+ * resolves to `result`.
+ */
+export function commitWrites<T>(ctx: ServiceContext, writes: Clause[], result: T, finish?: RawBuilder<unknown>): Promise<T> {
+  if (ctx.commitWrites) return ctx.commitWrites(writes, result, finish);
   return ctx.tx(async (trx) => {
-    await writeAsOne(trx, writes);
+    await writeAsOne(trx, writes, finish);
     return result;
   });
 }

@@ -144,6 +144,11 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   return e?.code === '23505' && (!constraint || e.constraint === constraint);
 }
 
+/** The refusal of `corridor_expect` (a statement whose condition did not hold; nothing was written). */
+export function isUnmetExpectation(error: unknown): boolean {
+  return (error as PgError)?.code === 'CR001';
+}
+
 export function isCheckViolation(error: unknown, constraint?: string): boolean {
   const e = error as PgError;
   return e?.code === '23514' && (!constraint || e.constraint === constraint);

@@ -95,13 +95,13 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
           return result;
         }),
       // Without a transaction: the writes and the idempotency record are one statement.
-      commitWrites: async (writes, result) => {
+      commitWrites: async (writes, result, finish) => {
         const claim = request.idempotency;
         if (!claim || claim.recorded) {
-          await writeAsOne(db, writes);
+          await writeAsOne(db, writes, finish);
           return result;
         }
-        await writeAsOne(db, [...writes, responseUpdate(db, claim, claim.successStatus, result)]);
+        await writeAsOne(db, [...writes, responseUpdate(db, claim, claim.successStatus, result)], finish);
         claim.recorded = true;
         return result;
       },

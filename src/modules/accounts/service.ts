@@ -178,8 +178,8 @@ export function createAccountService(deps: AccountServiceDeps) {
    * balances left open for the ledger's statement to fill in (see BalanceEventRow). Null if a
    * view cannot be split around its balances (the ledger then announces after its call).
    */
-  async function prepareBalanceEvents(trx: Trx, platform: PlatformRef, accountIds: string[]): Promise<BalanceEventRow[] | null> {
-    const accounts = await accountsById(trx, platform.id, accountIds.filter((id) => isIdOf('InternalAccount', id)));
+  async function prepareBalanceEvents(ex: Executor, platform: PlatformRef, accountIds: string[]): Promise<BalanceEventRow[] | null> {
+    const accounts = await accountsById(ex, platform.id, accountIds.filter((id) => isIdOf('InternalAccount', id)));
     const marked = { available: AVAILABLE_MARK, posted: POSTED_MARK, updatedAt: clock.now(platform) };
     const events = accounts.map((account) => ({ type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED' as const, data: view(platform, account, marked) }));
     const rows: BalanceEventRow[] = [];

@@ -16,6 +16,7 @@ import type { QuoteView } from '../quotes/schemas.js';
 import type { QuoteService } from '../quotes/service.js';
 import type { RateService } from '../rates/service.js';
 import type { TransactionView } from '../transactions/schemas.js';
+import type { TransactionStatus } from '../transactions/lifecycle.js';
 import type { TransactionRecord, TransactionService } from '../transactions/service.js';
 import type { TransferService } from '../transfers/service.js';
 import * as actionsRepo from './actions-repository.js';
@@ -73,7 +74,7 @@ class NotPending extends ServiceError {
 }
 
 /** Payment outcomes that undo an approved action: its spend stops counting. */
-const FAILED_PAYMENT = new Set(['FAILED', 'REJECTED', 'REFUNDED']);
+export const FAILED_PAYMENT: readonly TransactionStatus[] = ['FAILED', 'REJECTED', 'REFUNDED'];
 
 export function present(row: ActionRow, related: { quote?: QuoteView; transaction?: TransactionView }): AgentActionView {
   const executed = row.status === 'APPROVED' || row.status === 'FAILED';
@@ -313,7 +314,7 @@ export function createActions(deps: ActionDeps) {
 
   /** Transaction hook: an agent's payment that failed fails its action (in the same transaction). */
   async function onTransactionChanged(trx: Trx, platform: { id: string; clockOffsetMs: number }, record: TransactionRecord): Promise<void> {
-    if (!record.agentId || !FAILED_PAYMENT.has(record.status)) return;
+    if (!record.agentId || !FAILED_PAYMENT.includes(record.status)) return;
     await actionsRepo.failByTransaction(trx, platform.id, record.id, record.failureReason ?? `PAYMENT_${record.status}`, clock.now(platform));
   }
 

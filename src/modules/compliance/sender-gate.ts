@@ -1,3 +1,4 @@
+import { sql, type Expression, type SqlBool } from 'kysely';
 import { ServiceError } from '../../core/errors.js';
 import type { Executor } from '../../db/database.js';
 import type { CustomerService } from '../customers/service.js';
@@ -26,9 +27,14 @@ export interface SenderGate {
   check(platform: GatedPlatform, sender: Sender): void;
   /** The same for a customer known by id; reads it only when the platform's rule needs it. */
   checkId(ex: Executor, platform: GatedPlatform, customerId: string): Promise<void>;
+  /**
+   * The rule as a condition inside a statement (true when the customer may send), for a caller
+   * that checks it there and, when it does not hold, calls `checkId` for the error.
+   */
+  condition(platform: GatedPlatform, customerId: string): Expression<SqlBool>;
 }
 
-export function createSenderGate(customers: Pick<CustomerService, 'requireCustomer'>): SenderGate {
+export function createSenderGate(customers: Pick<CustomerService, 'requireCustomer' | 'approvedCondition'>): SenderGate {
   function check(platform: GatedPlatform, sender: Sender): void {
     if (platform.isRegulatedFinancialInstitution || sender.verificationStatus === 'APPROVED') return;
     throw new ServiceError(
@@ -43,5 +49,9 @@ export function createSenderGate(customers: Pick<CustomerService, 'requireCustom
     check(platform, await customers.requireCustomer(ex, platform.id, customerId));
   }
 
-  return { check, checkId };
+  function condition(platform: GatedPlatform, customerId: string): Expression<SqlBool> {
+    return platform.isRegulatedFinancialInstitution ? sql<SqlBool>`true` : customers.approvedCondition(platform.id, customerId);
+  }
+
+  return { check, checkId, condition };
 }

@@ -1,4 +1,4 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type Expression, type Selectable, type SqlBool } from 'kysely';
 import type { DB, Executor, Trx } from '../../db/database.js';
 import { toJson } from '../../db/database.js';
 import type { Json } from '../../db/schema.js';
@@ -48,6 +48,14 @@ export async function insertCustomer(trx: Trx, row: CustomerRow): Promise<void> 
     .insertInto('customers')
     .values({ ...row, details: toJson(row.details) })
     .execute();
+}
+
+/** True, inside a statement, while the customer exists, is not deleted and its verification is APPROVED. */
+export function approvedCondition(platformId: string, id: string): Expression<SqlBool> {
+  return sql<SqlBool>`exists (
+    select 1 from customers
+    where platform_id = ${platformId} and id = ${id} and not is_deleted
+      and (case when customer_type = 'INDIVIDUAL' then kyc_status else kyb_status end) = 'APPROVED')`;
 }
 
 export async function findCustomer(ex: Executor, platformId: string, id: string, lock = false): Promise<CustomerRow | undefined> {

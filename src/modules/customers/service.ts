@@ -271,6 +271,7 @@ export function createCustomerService({ database, clock, accounts }: CustomerSer
     update,
     remove,
     requireCustomer,
+    approvedCondition: repo.approvedCondition,
     setVerificationStatus,
     findActive,
     /** Ids of the platform's customers that are not deleted. */

@@ -1,9 +1,10 @@
 import type { Clock } from '../../core/clock.js';
 import type { PlatformRef } from '../../core/context.js';
-import { takeOutboxWrites, type BalanceEventRow } from '../../core/outbox.js';
+import type { RawBuilder } from 'kysely';
+import { balanceEventsInsert, takeOutboxWrites, type BalanceEventRow } from '../../core/outbox.js';
 import type { Database, Executor, Trx } from '../../db/database.js';
 import * as repo from './repository.js';
-import { recordLegs, resolvePending, transactionsWithPendingLegs, transfersOf, type BalanceChange, type Leg, type ResolveTarget } from './transfers.js';
+import { mapLedgerError, recordCall, recordLegs, resolvePending, transactionsWithPendingLegs, transfersOf, type BalanceChange, type Leg, type ResolveTarget } from './transfers.js';
 import { verifyLedger } from './verify.js';
 
 export type { LedgerAccountKind, LedgerBalance, NewLedgerAccount } from './repository.js';
@@ -36,7 +37,7 @@ export interface LedgerServiceDeps {
  * knows).
  */
 export interface BalanceAnnouncer {
-  prepare(trx: Trx, platform: PlatformRef, accountIds: string[]): Promise<BalanceEventRow[] | null>;
+  prepare(ex: Executor, platform: PlatformRef, accountIds: string[]): Promise<BalanceEventRow[] | null>;
   changed(trx: Trx, platform: PlatformRef, changes: BalanceChange[]): Promise<void>;
 }
 
@@ -100,6 +101,21 @@ export function createLedgerService({ database, clock }: LedgerServiceDeps) {
      */
     record: (trx: Trx, platform: PlatformRef, legs: Leg[], transactionId: string | null = null): Promise<BalanceChange[]> =>
       recordWithEvents(trx, platform, legs, transactionId),
+    /**
+     * `record` for the caller's one statement: `call` selects the new balances (a clause named
+     * `balances`, which the statement's final query must read, since a SELECT runs only when
+     * read), `writes` insert the balance events. The transaction id may be an SQL expression
+     * over an earlier clause, so that the call runs only when that clause returned its row. Null
+     * when the balance events cannot be prepared (use `record`). Map errors with `explainError`.
+     */
+    async recordWithin(ex: Executor, platform: PlatformRef, legs: Leg[], transactionId: RawBuilder<string>) {
+      const accountIds = [...new Set(legs.flatMap((l) => [l.debit, l.credit]))];
+      const balanceEvents = announcer ? await announcer.prepare(ex, platform, accountIds) : null;
+      if (!balanceEvents || legs.length === 0) return null;
+      const call = recordCall(platform.id, transactionId, legs, clock.now(platform));
+      return { call, writes: balanceEvents.length > 0 ? [balanceEventsInsert(balanceEvents, 'balances')] : [] };
+    },
+    explainError: mapLedgerError,
     /** Posts or voids a transaction's pending legs (or the given transfers); idempotent. */
     async resolve(trx: Trx, platform: PlatformRef, target: ResolveTarget, outcome: 'POST' | 'VOID'): Promise<BalanceChange[]> {
       return notify(trx, platform, await resolvePending(trx, platform.id, target, outcome, clock.now(platform)));

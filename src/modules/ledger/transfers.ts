@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { ServiceError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { balanceEventsInsert, type BalanceEventRow } from '../../core/outbox.js';
@@ -44,7 +44,8 @@ export interface BalanceChange {
   posted: number;
 }
 
-function mapLedgerError(error: unknown): unknown {
+/** The ledger's refusals (overdraft, unknown accounts) as service errors; other errors as they are. */
+export function mapLedgerError(error: unknown): unknown {
   if (isCheckViolation(error, 'ledger_accounts_no_overdraft')) {
     return new ServiceError('INSUFFICIENT_FUNDS', 'the source account does not have enough available funds', { cause: error });
   }
@@ -56,6 +57,27 @@ function mapLedgerError(error: unknown): unknown {
 
 function toChanges(rows: { account_id: string; available: number | string; posted: number | string }[]): BalanceChange[] {
   return rows.map((r) => ({ accountId: r.account_id, available: Number(r.available), posted: Number(r.posted) }));
+}
+
+type BalanceRow = { account_id: string; available: number; posted: number };
+
+/**
+ * The ledger_record call for `legs`, selecting the new balances. `transactionId` may be an SQL
+ * expression (a column of an earlier clause of the caller's statement).
+ */
+export function recordCall(platformId: string, transactionId: string | null | RawBuilder<string>, legs: Leg[], now: Date): RawBuilder<BalanceRow> {
+  for (const leg of legs) {
+    if (!Number.isSafeInteger(leg.amount) || leg.amount <= 0) throw new Error(`ledger leg amount must be a positive integer, got ${leg.amount}`);
+  }
+  return sql<BalanceRow>`
+      select * from ledger_record(
+        ${platformId}, ${transactionId}, ${now}::timestamptz,
+        ${legs.map(() => newId('LedgerTransfer'))}::text[],
+        ${legs.map((l) => l.debit)}::text[],
+        ${legs.map((l) => l.credit)}::text[],
+        ${legs.map((l) => l.amount)}::bigint[],
+        ${legs.map((l) => Boolean(l.pending))}::boolean[],
+        ${legs.map((l) => l.code)}::text[])`;
 }
 
 /**
@@ -80,18 +102,7 @@ export async function recordLegs(
   riders: LedgerRiders = { balanceEvents: [], writes: [] },
 ): Promise<BalanceChange[]> {
   if (legs.length === 0) return [];
-  for (const leg of legs) {
-    if (!Number.isSafeInteger(leg.amount) || leg.amount <= 0) throw new Error(`ledger leg amount must be a positive integer, got ${leg.amount}`);
-  }
-  const call = sql<{ account_id: string; available: number; posted: number }>`
-      select * from ledger_record(
-        ${platformId}, ${transactionId}, ${now}::timestamptz,
-        ${legs.map(() => newId('LedgerTransfer'))}::text[],
-        ${legs.map((l) => l.debit)}::text[],
-        ${legs.map((l) => l.credit)}::text[],
-        ${legs.map((l) => l.amount)}::bigint[],
-        ${legs.map((l) => Boolean(l.pending))}::boolean[],
-        ${legs.map((l) => l.code)}::text[])`;
+  const call = recordCall(platformId, transactionId, legs, now);
   const events = riders.balanceEvents.length > 0 ? [balanceEventsInsert(riders.balanceEvents, 'balances')] : [];
   try {
     const { rows } = await withWrites('balances', call, [...events, ...riders.writes]).execute(trx);

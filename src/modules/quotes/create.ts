@@ -298,7 +298,7 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
     const transaction = transactions.creation(platform, transactionDraft(q, source, destination));
     const writes = [repo.quoteInsert(database.db, q), ...outboxWrites({ jobs: jobRows(platform, [expiry], clock) }), ...transaction.writes];
     const view = await commitWrites(ctx, writes, presentQuote(q));
-    execution.remember(q);
+    execution.remember(q, transaction.record);
     return view;
   }
 

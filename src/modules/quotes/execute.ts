@@ -1,9 +1,13 @@
-import type { PlatformRef } from '../../core/context.js';
+import { sql, type SqlBool } from 'kysely';
+import { commitWrites, type PlatformRef } from '../../core/context.js';
 import { ServiceError } from '../../core/errors.js';
-import type { Trx } from '../../db/database.js';
+import { isUnmetExpectation, type Trx } from '../../db/database.js';
+import type { Clause } from '../../db/one-statement.js';
 import type { Platform } from '../platform/service.js';
 import type { RailPlan, RailRequest } from '../rails/rail.js';
 import { railFor as defaultRailFor } from '../rails/sandbox-rail.js';
+import type { TransactionStatus } from '../transactions/lifecycle.js';
+import type { TransactionRecord, TransitionPatch } from '../transactions/repository.js';
 import { executionLegs, quoteAccounts, type QuoteAccounts } from './legs.js';
 import { firstStepJob, type QuoteOutcomes } from './outcomes.js';
 import { presentQuote, quoteNotFound, refuseUnlessExecutable } from './present.js';
@@ -11,8 +15,6 @@ import * as repo from './repository.js';
 import type { Delivery, JobInsert, QuoteRecord } from './repository.js';
 import type { QuoteStatus, QuoteView } from './schemas.js';
 import type { ExecuteHeaders, QuoteContext, QuoteServiceDeps } from './types.js';
-import type { TransactionStatus } from '../transactions/lifecycle.js';
-import type { TransitionPatch } from '../transactions/repository.js';
 
 /** Job that finishes an execution whose request stopped between committing and the rail call. */
 export const RECOVERY_JOB = 'quote.recover';
@@ -27,22 +29,23 @@ export const RECOVERY_DELAY_MS = 2 * 60_000;
 // written by the claim, so steps 2 and 3 have nothing left to do.
 
 /**
- * Quotes this process created recently, so that executing one skips its first read. Only fields
- * that never change are trusted from here (ids, currencies, amounts, source, delivery,
- * expiresAt); whether it can still be executed is decided by the guarded claim.
+ * Quotes this process created recently, with their transactions as created, so that executing
+ * one needs no read first. Only what never changes is trusted from here (ids, currencies,
+ * amounts, source, delivery, expiresAt); whether the quote can still be executed, and whether
+ * its transaction is still as created, is decided by the guarded claim.
  */
 function createRecentQuotes(capacity = 10_000) {
-  const recent = new Map<string, QuoteRecord>();
+  const recent = new Map<string, { quote: QuoteRecord; transaction: TransactionRecord }>();
   const key = (platformId: string, id: string) => `${platformId}|${id}`;
   return {
-    remember(q: QuoteRecord): void {
+    remember(quote: QuoteRecord, transaction: TransactionRecord): void {
       if (recent.size >= capacity) recent.delete(recent.keys().next().value!);
-      recent.set(key(q.platformId, q.id), q);
+      recent.set(key(quote.platformId, quote.id), { quote, transaction });
     },
-    take(platformId: string, id: string): QuoteRecord | undefined {
-      const q = recent.get(key(platformId, id));
+    take(platformId: string, id: string) {
+      const entry = recent.get(key(platformId, id));
       recent.delete(key(platformId, id));
-      return q;
+      return entry;
     },
   };
 }
@@ -181,24 +184,70 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
     }
   }
 
+  /**
+   * Claims the quote, moves its transaction, books the legs and writes every event as one
+   * statement, atomic without a transaction: possible when this process created the quote, so
+   * that its transaction's row is known. The statement refuses as a whole (nothing written) when
+   * the claim did not match, the transaction was not as known or the sender may not send; null
+   * then, and the transactional path runs (and explains the refusal).
+   */
+  async function claimInOneStatement(ctx: QuoteContext, q: QuoteRecord, known: TransactionRecord, accounts: QuoteAccounts): Promise<QuoteRecord | null> {
+    const { platform } = ctx;
+    const now = clock.now(platform);
+    const { to, patch } = transactionMove(platform, q);
+    const allowed = q.customerId ? deps.senderGate.condition(platform as Platform, q.customerId) : sql<SqlBool>`true`;
+    const move = transactions.transitionFrom(platform, known, to, patch, sql<SqlBool>`${repo.CLAIMED} and ${allowed}`);
+    const legs = executionLegs(q, accounts, q.delivery.kind !== 'INTERNAL');
+    const booking = move && (await ledger.recordWithin(database.db, platform, legs, sql<string>`moved.id`));
+    if (!move || !booking) return null;
+    const ahead = await planAhead(platform, q, now);
+    const claimed = repo.claimedRecord(q, statusAfterClaim(q), now, ahead?.plan);
+    const writes: Clause[] = [
+      ...repo.claimClauses(platform, q.id, claimed.status, now, ahead?.job ?? recoveryJob(q, now), ahead?.plan),
+      ...move.writes,
+      // A lateral call runs once per row of `moved`: not at all when nothing moved.
+      { as: 'balances', query: sql`select b.* from moved cross join lateral (${booking.call}) b` },
+      ...booking.writes,
+    ];
+    const finish = sql`select corridor_expect(exists (select 1 from moved), 'quote not claimed'), (select count(*) from balances)`;
+    try {
+      await commitWrites(ctx, writes, presentQuote(claimed), finish);
+      return claimed;
+    } catch (error) {
+      if (isUnmetExpectation(error)) return null;
+      throw ledger.explainError(error);
+    }
+  }
+
+  /** The claim in a transaction of its own (the claim's statement, then the legs). */
+  async function claimInTransaction(ctx: QuoteContext, q: QuoteRecord, accounts: QuoteAccounts): Promise<QuoteRecord> {
+    if (q.customerId) await deps.senderGate.checkId(database.db, ctx.platform, q.customerId);
+    let claimed: QuoteRecord | undefined;
+    await ctx.tx(async (trx) => {
+      claimed = await claim(trx, ctx.platform, q, accounts);
+      return presentQuote(claimed);
+    });
+    return claimed!;
+  }
+
   /** POST /quotes/{quoteId}/execute. */
   async function executeQuote(ctx: QuoteContext, quoteId: string, headers: ExecuteHeaders = {}): Promise<QuoteView> {
     const { platform } = ctx;
-    const q = recent.take(platform.id, quoteId) ?? (await repo.findQuote(database.db, platform.id, quoteId));
+    const cached = recent.take(platform.id, quoteId);
+    const q = cached?.quote ?? (await repo.findQuote(database.db, platform.id, quoteId));
     if (!q) throw quoteNotFound();
     if (q.source.sourceType === 'REALTIME_FUNDING') {
       throw new ServiceError('INVALID_INPUT', 'a real-time funded quote executes when its funds arrive (pay the paymentInstructions; POST /sandbox/send in the sandbox)');
     }
     refuseUnlessExecutable(q, clock.now(platform));
-    if (q.customerId) await deps.senderGate.checkId(database.db, platform, q.customerId);
-    if (q.debitAccountType === 'EMBEDDED_WALLET') await authorizer.authorize(ctx, q, headers);
+    if (q.debitAccountType === 'EMBEDDED_WALLET') {
+      // Before the wallet is asked to sign: a sender who may not send gets 403, not a challenge.
+      if (q.customerId) await deps.senderGate.checkId(database.db, platform, q.customerId);
+      await authorizer.authorize(ctx, q, headers);
+    }
     const accounts = await quoteAccounts(ledger, platform, q);
-    let claimed: QuoteRecord | undefined;
-    await ctx.tx(async (trx) => {
-      claimed = await claim(trx, platform, q, accounts);
-      return presentQuote(claimed);
-    });
-    return presentQuote(await continueAfterCommit(platform, claimed!, accounts));
+    const claimed = (cached && (await claimInOneStatement(ctx, q, cached.transaction, accounts))) || (await claimInTransaction(ctx, q, accounts));
+    return presentQuote(await continueAfterCommit(platform, claimed, accounts));
   }
 
   /** The recovery job: initiates the payout if the executing request never got to. */

@@ -295,6 +295,38 @@ describe('POST /quotes/{quoteId}/execute', () => {
     expectError(await p.api.post(`/quotes/${quote.id}/execute`), 409, 'QUOTE_ALREADY_EXECUTED');
   });
 
+  it('a quote moved on since this process created it: the one-statement execution writes nothing, and the answer is 409', async () => {
+    const { quote, account } = await scenario('001');
+    // As another process would: the quote failed after this one remembered it as PENDING.
+    await t.corridor.database.db.updateTable('quotes').set({ status: 'FAILED' }).where('id', '=', quote.id).execute();
+    expectError(await p.api.post(`/quotes/${quote.id}/execute`), 409, 'QUOTE_ALREADY_EXECUTED');
+    const now = await state(quote);
+    expect(now.tx.status).toBe('PENDING');
+    expect(now.legs).toEqual([]);
+    expect(now.events).toEqual([`${P}PENDING`]);
+    expect(await balances(t, account)).toEqual({ available: FUNDS, posted: FUNDS });
+    expect(await followUpJobs(quote.id)).toEqual([]);
+  });
+
+  it('a transaction changed since its quote was created executes from its stored row, not the remembered one', async () => {
+    const { quote } = await scenario('001');
+    await t.corridor.database.db
+      .updateTable('transactions')
+      .set({ description: 'changed elsewhere', updated_at: sql<Date>`updated_at + interval '1 millisecond'` })
+      .where('id', '=', quote.transactionId)
+      .execute();
+    expect((await p.api.post(`/quotes/${quote.id}/execute`)).body.status).toBe('PROCESSING');
+    const processing = await t.corridor.database.db
+      .selectFrom('events')
+      .select('data')
+      .where('type', '=', `${P}PROCESSING`)
+      .where(sql<string>`data->>'id'`, '=', quote.transactionId)
+      .execute();
+    expect(processing.map((e) => e.data)).toEqual([expect.objectContaining({ status: 'PROCESSING', description: 'changed elsewhere' })]);
+    expect((await state(quote)).legs).toEqual(HELD);
+    await expectLedgerClean(t, p.platform.id);
+  });
+
   it('50 parallel executes of one quote: one execution, one set of legs', async () => {
     const { quote, account } = await scenario('001');
     const results = await Promise.all(Array.from({ length: 50 }, () => p.api.post(`/quotes/${quote.id}/execute`)));

@@ -2,7 +2,7 @@ import { sql, type Expression, type SqlBool } from 'kysely';
 import { toRealTime, type ClockSubject } from '../../core/clock.js';
 import type { Executor } from '../../db/database.js';
 import { toJson } from '../../db/database.js';
-import type { Write } from '../../db/one-statement.js';
+import { statementOf, type Clause, type Write } from '../../db/one-statement.js';
 import type { Json, WithDefault } from '../../db/schema.js';
 import type { PaymentInstructions } from '../accounts/schemas.js';
 import type { RailEvent } from '../rails/rail.js';
@@ -247,8 +247,38 @@ export async function claimForExecution(
   return (await claimAndMove(ex, platform, id, to, now, followUp, plan))?.quote;
 }
 
-/** True inside `claimAndMove`'s statement once the quote was claimed (for the writes it carries). */
+/** True inside a statement with `claimClauses` once the quote was claimed (to guard what it carries). */
 export const CLAIMED: Expression<SqlBool> = sql<SqlBool>`exists (select 1 from claimed)`;
+
+/**
+ * The claim of `claimForExecution` as clauses of a caller's statement: `claimed` (the quote's new
+ * row, if the claim matched) and the insert of its follow-up job.
+ */
+export function claimClauses(
+  platform: ClockSubject & { id: string },
+  id: string,
+  to: QuoteStatus,
+  now: Date,
+  followUp: JobInsert | null,
+  plan?: StoredRailPlan,
+): Clause[] {
+  const planned = plan ? sql`, rail_plan = ${toJson(plan)}::jsonb, rail_initiated_at = ${now}, next_step = 0` : sql``;
+  const claimed = sql`
+    update quotes set status = ${to}, executed_at = ${now}, updated_at = ${now}${planned}
+    where platform_id = ${platform.id} and id = ${id} and status = 'PENDING' and expires_at > ${now}
+    returning *`;
+  const v = followUp && jobValues(platform, followUp);
+  const job = v
+    ? [sql`insert into jobs (platform_id, kind, payload, due_at, max_attempts)
+           select ${v.platform_id}, ${v.kind}, ${v.payload}::jsonb, ${v.due_at}::timestamptz, ${v.max_attempts} from claimed`]
+    : [];
+  return [{ as: 'claimed', query: claimed }, ...job];
+}
+
+/** The record `claimClauses` leaves behind when the claim matched. */
+export function claimedRecord(q: QuoteRecord, to: QuoteStatus, now: Date, plan?: StoredRailPlan): QuoteRecord {
+  return { ...q, status: to, executedAt: now, updatedAt: now, ...(plan && { railPlan: plan, railInitiatedAt: now, nextStep: 0 }) };
+}
 
 /**
  * `claimForExecution`, carrying in the same statement the update `move` of another table (its
@@ -264,22 +294,9 @@ export async function claimAndMove(
   plan?: StoredRailPlan,
   move?: Write,
 ): Promise<{ quote: QuoteRecord; moved: Record<string, unknown> | null } | undefined> {
-  const v = followUp && jobValues(platform, followUp);
-  const planned = plan ? sql`, rail_plan = ${toJson(plan)}::jsonb, rail_initiated_at = ${now}, next_step = 0` : sql``;
-  const job = v
-    ? sql`, job as (
-        insert into jobs (platform_id, kind, payload, due_at, max_attempts)
-        select ${v.platform_id}, ${v.kind}, ${v.payload}::jsonb, ${v.due_at}::timestamptz, ${v.max_attempts} from claimed
-        returning id)`
-    : sql``;
-  const moving = move ? sql`, moved as (${move})` : sql``;
+  const clauses = [...claimClauses(platform, id, to, now, followUp, plan), ...(move ? [{ as: 'moved', query: move }] : [])];
   const movedRow = move ? sql`(select to_json(m) from moved m)` : sql`null`;
-  const { rows } = await sql<Record<string, unknown>>`
-    with claimed as (
-      update quotes set status = ${to}, executed_at = ${now}, updated_at = ${now}${planned}
-      where platform_id = ${platform.id} and id = ${id} and status = 'PENDING' and expires_at > ${now}
-      returning *)${job}${moving}
-    select *, ${movedRow} as moved_row from claimed`.execute(ex);
+  const { rows } = await statementOf(clauses, sql<Record<string, unknown>>`select *, ${movedRow} as moved_row from claimed`).execute(ex);
   return rows[0] ? { quote: toRecord(rows[0]), moved: rows[0].moved_row as Record<string, unknown> | null } : undefined;
 }
 

@@ -8,7 +8,7 @@ import { emitEvents, eventRows, type NewEvent } from '../../core/events.js';
 import { outboxWrites } from '../../core/outbox.js';
 import { newId } from '../../core/ids.js';
 import type { Database, Executor, Trx } from '../../db/database.js';
-import { writeAsOne, type Write } from '../../db/one-statement.js';
+import { writeAsOne, type Clause, type Write } from '../../db/one-statement.js';
 import type { Page } from '../../http/pagination.js';
 import { eventFor, reasonFits, statusesBefore, type TransactionStatus } from './lifecycle.js';
 import * as repo from './repository.js';
@@ -69,6 +69,12 @@ export function presentTransaction(t: TransactionRecord, platformId: string): Tr
   };
 }
 
+/** What another domain does, in the same transaction, when a transaction enters one of `statuses`. */
+export interface TransitionHook {
+  statuses: readonly TransactionStatus[];
+  run: (trx: Trx, platform: PlatformRef, record: TransactionRecord) => Promise<void>;
+}
+
 /**
  * Transactions: the API's record of every payment, its status machine, and the webhooks each
  * status change announces (written in the caller's transaction, so the event exists exactly
@@ -76,7 +82,7 @@ export function presentTransaction(t: TransactionRecord, platformId: string): Tr
  */
 export function createTransactionService({ database, clock }: TransactionServiceDeps) {
   /** What other domains do when a transaction changes status, in the same transaction (agents fail the action of a failed payment). */
-  const hooks: { transitioned: Array<(trx: Trx, platform: PlatformRef, record: TransactionRecord) => Promise<void>> } = { transitioned: [] };
+  const hooks: { transitioned: TransitionHook[] } = { transitioned: [] };
 
   /** The events a transaction announces as it enters its current status. */
   function announcements(platform: PlatformRef, record: TransactionRecord): NewEvent[] {
@@ -158,8 +164,26 @@ export function createTransactionService({ database, clock }: TransactionService
       throw new Error(`failureReason ${record.failureReason} is not one of the reference's values for ${record.type} transactions`);
     }
     await announce(trx, platform, record);
-    for (const hook of hooks.transitioned) await hook(trx, platform, record);
+    for (const hook of hooks.transitioned) if (hook.statuses.includes(record.status)) await hook.run(trx, platform, record);
     return record;
+  }
+
+  /**
+   * `transition` of a transaction whose row the caller knows as it stands (`known`): the record
+   * it becomes and the writes that make it so, for the caller's one statement. The update is the
+   * clause named `moved`; it matches only while the row is still `known` (same status and
+   * updated_at) and `onlyIf` holds, and the caller's statement must fail when it did not match.
+   * Null when a hook would have to run (hooks need a transaction).
+   */
+  function transitionFrom(platform: PlatformRef, known: TransactionRecord, to: TransactionStatus, patch: TransitionPatch, onlyIf: Expression<SqlBool>) {
+    if (!statusesBefore(to).includes(known.status) || hooks.transitioned.some((h) => h.statuses.includes(to))) return null;
+    const now = clock.now(platform);
+    const changes = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
+    const record: TransactionRecord = { ...known, ...changes, status: to, updatedAt: now };
+    const update = repo.statusUpdate(database.db, platform.id, [known.id], [known.status], to, patch, now).where('updated_at', '=', known.updatedAt).where(onlyIf);
+    const events = eventRows(platform, announcements(platform, record), clock);
+    const writes: Clause[] = [{ as: 'moved', query: update }, ...outboxWrites({ events })];
+    return { record, writes };
   }
 
   /**
@@ -197,6 +221,7 @@ export function createTransactionService({ database, clock }: TransactionService
     transition,
     transitionAll,
     transitionWithin,
+    transitionFrom,
     require,
     find: repo.findTransaction,
     /** Replaces the refund object (refund progress after a payment failed). */
