@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedTestDatabase } from '../../test/support/db.js';
-import type { Database } from './database.js';
+import { isUnmetExpectation, type Database } from './database.js';
 import { writeAsOne } from './one-statement.js';
 
 let database: Database;
@@ -30,5 +30,16 @@ describe('writeAsOne', () => {
     await expect(writeAsOne(database.db, [insert('d', 1), insert('e', -1)])).rejects.toMatchObject({ code: '23514' });
     await expect(writeAsOne(database.db, [insert('f', 1), insert('a', 1)])).rejects.toMatchObject({ code: '23505' });
     expect(await ids()).toEqual(['a', 'b', 'c']);
+  });
+
+  it('lets later writes read a named clause, and a finishing corridor_expect refuse the whole statement', async () => {
+    const claim = (id: string) => ({ as: 'claimed', query: sql`update ${table} set n = n + 1 where id = ${id} returning id` });
+    const follow = sql`insert into ${table} (id, n) select id || '-next', 0 from claimed`;
+    const expectClaimed = sql`select corridor_expect(exists (select 1 from claimed), 'nothing claimed')`;
+    await writeAsOne(database.db, [claim('a'), follow], expectClaimed);
+    expect(await ids()).toEqual(['a', 'a-next', 'b', 'c']);
+    const refused = writeAsOne(database.db, [claim('nobody'), insert('g', 1)], expectClaimed);
+    await expect(refused).rejects.toSatisfy(isUnmetExpectation);
+    expect(await ids()).toEqual(['a', 'a-next', 'b', 'c']);
   });
 });
