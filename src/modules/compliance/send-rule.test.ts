@@ -77,6 +77,15 @@ describe('the send rule on a platform that is not a regulated institution', () =
     expectStatus(await unregulated.api.post('/transfer-out', transferBody(accounts.USD, payout)), 201);
   });
 
+  it('quoting is refused once the customer lost their approval, though the customer was read for an earlier quote', async () => {
+    const customer = await verifiedIndividual(unregulated, 'Quinn Quoted');
+    const { accounts, payout } = await sender(unregulated, customer);
+    expectStatus(await unregulated.api.post('/quotes', quoteBody(accounts.EUR, payout)), 201);
+    expectStatus(await unregulated.api.patch(`/customers/${customer.id}`, { customerType: 'INDIVIDUAL', fullName: 'Quinn Quoted 002' }), 200);
+    expect(expectStatus(await unregulated.api.post('/verifications', { customerId: customer.id }), 200).verificationStatus).toBe('REJECTED');
+    expectError(await unregulated.api.post('/quotes', quoteBody(accounts.EUR, payout)), 403, 'USER_NOT_READY');
+  });
+
   it('executing is refused when the customer lost their approval after quoting', async () => {
     const customer = await verifiedIndividual(unregulated, 'Lou Later');
     const { accounts, payout } = await sender(unregulated, customer);

@@ -1,6 +1,7 @@
 import type { Clock } from '../../core/clock.js';
 import type { PlatformRef, ServiceContext } from '../../core/context.js';
 import { invalidInput, ServiceError } from '../../core/errors.js';
+import { rememberedRows, type RowChecks } from '../../core/row-checks.js';
 import { newId } from '../../core/ids.js';
 import { isUniqueViolation, type Database, type Executor, type Trx } from '../../db/database.js';
 import type { Page } from '../../http/pagination.js';
@@ -157,6 +158,8 @@ function changesFor(current: CustomerRow, patch: CustomerUpdate): repo.CustomerC
 }
 
 export function createCustomerService({ database, clock, accounts }: CustomerServiceDeps) {
+  const remembered = rememberedRows<repo.CustomerRow>('customers');
+
   async function create(ctx: ServiceContext<Platform>, input: CustomerCreate): Promise<CustomerView> {
     const { platform } = ctx;
     const now = clock.now(platform);
@@ -237,9 +240,14 @@ export function createCustomerService({ database, clock, accounts }: CustomerSer
     });
   }
 
-  /** The customer, for modules acting on one; deleted customers count as missing. */
-  async function requireCustomer(ex: Executor, platformId: string, customerId: string): Promise<Customer> {
-    const row = await repo.findCustomer(ex, platformId, customerId);
+  /**
+   * The customer, for modules acting on one; deleted customers count as missing. With `checks`,
+   * the row may come from this process's memory: the caller's write must then verify `checks`.
+   */
+  async function requireCustomer(ex: Executor, platformId: string, customerId: string, checks?: RowChecks): Promise<Customer> {
+    const row = checks
+      ? await remembered.get(platformId, customerId, checks, () => repo.findCustomerVersion(ex, platformId, customerId))
+      : await repo.findCustomer(ex, platformId, customerId);
     if (!row || row.is_deleted) throw new ServiceError('USER_NOT_FOUND', 'customer not found');
     return toCustomer(row);
   }

@@ -1,6 +1,7 @@
 import type { Clock } from '../../core/clock.js';
 import type { PlatformRef, ServiceContext } from '../../core/context.js';
 import { invalidInput, ServiceError } from '../../core/errors.js';
+import { rememberedRows, type RowChecks } from '../../core/row-checks.js';
 import { newId } from '../../core/ids.js';
 import { isUniqueViolation, type Database, type Executor } from '../../db/database.js';
 import type { Page } from '../../http/pagination.js';
@@ -103,6 +104,7 @@ export function present(account: ExternalAccountRecord): ExternalAccountView {
 const notFound = () => new ServiceError('NOT_FOUND', 'external account not found');
 
 export function createExternalAccountService(deps: ExternalAccountServiceDeps) {
+  const remembered = rememberedRows<repo.ExternalAccountRow>('external_accounts');
   const { database, clock, discovery, customers } = deps;
 
   /** Beneficiary name check; wallets have no holder to check. Runs outside any transaction. */
@@ -193,10 +195,16 @@ export function createExternalAccountService(deps: ExternalAccountServiceDeps) {
     if (!removed) throw notFound();
   }
 
-  /** The platform's account (customer's or its own), or undefined when unknown or deleted. */
-  async function findExternalAccount(ex: Executor, platformId: string, id: string): Promise<ExternalAccountRecord | undefined> {
-    const row = await repo.findAccount(ex, platformId, id);
-    return row && toRecord(row);
+  /**
+   * The platform's account (customer's or its own), or undefined when unknown or deleted. With
+   * `checks`, the row may come from this process's memory: the caller's write must then verify
+   * `checks`.
+   */
+  async function findExternalAccount(ex: Executor, platformId: string, id: string, checks?: RowChecks): Promise<ExternalAccountRecord | undefined> {
+    const row = checks
+      ? await remembered.get(platformId, id, checks, () => repo.findAccountVersion(ex, platformId, id))
+      : await repo.findAccount(ex, platformId, id);
+    return row && !row.is_deleted ? toRecord(row) : undefined;
   }
 
   return {

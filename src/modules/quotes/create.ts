@@ -1,9 +1,11 @@
+import { sql } from 'kysely';
 import { commitWrites } from '../../core/context.js';
 import { invalidInput, ServiceError, type FieldError } from '../../core/errors.js';
 import { jobRows } from '../../core/jobs.js';
 import { outboxWrites } from '../../core/outbox.js';
 import { newId } from '../../core/ids.js';
-import type { Executor } from '../../db/database.js';
+import { isUnmetExpectation, type Executor } from '../../db/database.js';
+import { RowChecks } from '../../core/row-checks.js';
 import { newFundingReference } from '../accounts/funding.js';
 import type { Customer } from '../customers/service.js';
 import type { Platform } from '../platform/service.js';
@@ -22,6 +24,8 @@ import type { QuoteContext, QuoteDestinationHandler, QuoteServiceDeps, ResolvedD
 
 /** Job that expires a quote nobody executed. */
 export const EXPIRY_JOB = 'quote.expire';
+/** Tries of a quote whose remembered or freshly read rows changed before its write. */
+const MAX_ATTEMPTS = 3;
 
 interface ResolvedSource {
   view: QuoteSource;
@@ -124,9 +128,10 @@ function checkReceiverLimits(priced: PricedQuote, destination: ResolvedDestinati
 export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExecution, handlers: Map<string, QuoteDestinationHandler>) {
   const { database, clock, customers, accounts, rates, transactions, ledger } = deps;
 
-  const customerOf = (ctx: QuoteContext, ex: Executor, id: string | null) => (id ? customers.requireCustomer(ex, ctx.platform.id, id) : Promise.resolve(null));
+  const customerOf = (ctx: QuoteContext, ex: Executor, id: string | null, checks?: RowChecks) =>
+    id ? customers.requireCustomer(ex, ctx.platform.id, id, checks) : Promise.resolve(null);
 
-  async function accountSource(ctx: QuoteContext, ex: Executor, input: Extract<QuoteSourceInput, { sourceType: 'ACCOUNT' }>): Promise<ResolvedSource> {
+  async function accountSource(ctx: QuoteContext, ex: Executor, input: Extract<QuoteSourceInput, { sourceType: 'ACCOUNT' }>, checks?: RowChecks): Promise<ResolvedSource> {
     if (input.accountId.startsWith('ExternalAccount:')) {
       throw invalidInput('source.accountId', 'quotes are paid from an internal account or by REALTIME_FUNDING, not from an external account', 'internal');
     }
@@ -134,7 +139,7 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
       accounts.getAccount(ex, ctx.platform.id, input.accountId).catch((error: unknown) => {
         throw error instanceof ServiceError && error.code === 'NOT_FOUND' ? new ServiceError('NOT_FOUND', 'source account not found') : error;
       }),
-      customerOf(ctx, ex, input.customerId ?? null),
+      customerOf(ctx, ex, input.customerId ?? null, checks),
     ]);
     if (input.customerId && account.customerId && input.customerId !== account.customerId) {
       throw invalidInput('source.customerId', 'is not the owner of source.accountId', 'owner');
@@ -148,15 +153,15 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
       currencyField: 'source.accountId',
       debitAccountId: account.id,
       debitAccountType: account.type,
-      customer: named ?? (await customerOf(ctx, ex, customerId)),
+      customer: named ?? (await customerOf(ctx, ex, customerId, checks)),
     };
   }
 
-  async function realtimeSource(ctx: QuoteContext, ex: Executor, input: Extract<QuoteSourceInput, { sourceType: 'REALTIME_FUNDING' }>): Promise<ResolvedSource> {
+  async function realtimeSource(ctx: QuoteContext, ex: Executor, input: Extract<QuoteSourceInput, { sourceType: 'REALTIME_FUNDING' }>, checks?: RowChecks): Promise<ResolvedSource> {
     if (ctx.platform.mode !== 'SANDBOX') {
       throw new ServiceError('NOT_IMPLEMENTED', 'real-time funding needs a deposit rail, and none is configured for this platform');
     }
-    const customer = await customerOf(ctx, ex, input.customerId ?? null);
+    const customer = await customerOf(ctx, ex, input.customerId ?? null, checks);
     const customerId = input.customerId ? { customerId: input.customerId } : {};
     return {
       view: { sourceType: 'REALTIME_FUNDING', ...customerId, currency: input.currency, ...(input.cryptoNetwork && { cryptoNetwork: input.cryptoNetwork }) },
@@ -169,12 +174,13 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
     };
   }
 
-  function resolveDestination(ctx: QuoteContext, ex: Executor, input: QuoteRequest): Promise<ResolvedDestination> {
+  function resolveDestination(ctx: QuoteContext, ex: Executor, input: QuoteRequest, checks?: RowChecks): Promise<ResolvedDestination> {
     const handler = handlers.get(input.destination.destinationType);
     if (!handler) throw invalidInput('destination.destinationType', `${input.destination.destinationType} destinations are not supported`, 'enum');
     return handler.resolve({
       ctx,
       ex,
+      checks,
       destination: input.destination,
       lookupId: input.lookupId,
       findLookup: (id) => repo.findLookup(ex, ctx.platform.id, id),
@@ -260,11 +266,15 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
     };
   }
 
-  /** Resolves, checks and prices the request: everything but the writes (reads through `ex`). */
-  async function prepare(ctx: QuoteContext, ex: Executor, input: QuoteRequest) {
+  /**
+   * Resolves, checks and prices the request: everything but the writes (reads through `ex`; with
+   * `checks`, the customer and the external account may come from memory, and the write must
+   * verify `checks`).
+   */
+  async function prepare(ctx: QuoteContext, ex: Executor, input: QuoteRequest, checks?: RowChecks) {
     const [source, destination] = await Promise.all([
-      input.source.sourceType === 'ACCOUNT' ? accountSource(ctx, ex, input.source) : realtimeSource(ctx, ex, input.source),
-      resolveDestination(ctx, ex, input),
+      input.source.sourceType === 'ACCOUNT' ? accountSource(ctx, ex, input.source, checks) : realtimeSource(ctx, ex, input.source, checks),
+      resolveDestination(ctx, ex, input, checks),
     ]);
     if (source.customer) deps.senderGate.check(ctx.platform, source.customer);
     checkCombination(input, source, destination);
@@ -285,19 +295,34 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
   /**
    * POST /quotes. Reads and checks first, then writes the quote, its expiry job, its transaction
    * and its event as one statement (with the idempotency record, when there is one): atomic
-   * without an explicit transaction. Reads in a transaction would not see a steadier world
-   * (READ COMMITTED), and the writes depend on nothing they could change. With
-   * immediatelyExecute the quote is created and executed in one transaction.
+   * without an explicit transaction. The customer and the external account it was decided on
+   * may come from this process's memory; the statement verifies that they are still the rows
+   * read and refuses itself otherwise, and then the quote is made again from fresh reads.
+   * With immediatelyExecute the quote is created and executed in one transaction.
    */
   async function createQuote(ctx: QuoteContext, input: QuoteRequest): Promise<QuoteView> {
-    const { platform } = ctx;
     if (input.immediatelyExecute === true && input.source.sourceType === 'ACCOUNT') return createAndExecute(ctx, input);
-    const { source, destination, priced } = await prepare(ctx, database.db, input);
+    for (let attempt = 1; ; attempt++) {
+      const checks = new RowChecks();
+      try {
+        return await createChecked(ctx, input, checks);
+      } catch (error) {
+        if (!isUnmetExpectation(error)) throw error;
+        checks.forgetAll();
+        if (attempt === MAX_ATTEMPTS) throw new ServiceError('CONFLICT', 'the customer or the accounts of this quote kept changing while it was made; try again');
+      }
+    }
+  }
+
+  async function createChecked(ctx: QuoteContext, input: QuoteRequest, checks: RowChecks): Promise<QuoteView> {
+    const { platform } = ctx;
+    const { source, destination, priced } = await prepare(ctx, database.db, input, checks);
     const q = buildQuote(ctx, input, source, destination, priced);
     const expiry = { kind: EXPIRY_JOB, payload: { quoteId: q.id, expiresAt: q.expiresAt.toISOString() }, runAt: q.expiresAt };
     const transaction = transactions.creation(platform, transactionDraft(q, source, destination));
     const writes = [repo.quoteInsert(database.db, q), ...outboxWrites({ jobs: jobRows(platform, [expiry], clock) }), ...transaction.writes];
-    const view = await commitWrites(ctx, writes, presentQuote(q));
+    const finish = sql`select corridor_expect(${checks.holds()}, 'a row this quote was decided on changed')`;
+    const view = await commitWrites(ctx, writes, presentQuote(q), finish);
     execution.remember(q, transaction.record);
     return view;
   }

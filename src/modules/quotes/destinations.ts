@@ -56,7 +56,7 @@ export function accountDestinations(deps: Pick<QuoteServiceDeps, 'clock' | 'acco
   async function external(request: DestinationRequest, accountId: string): Promise<ResolvedDestination> {
     const { ctx } = request;
     const [account, lookup] = await Promise.all([
-      deps.externalAccounts.findExternalAccount(request.ex, ctx.platform.id, accountId),
+      deps.externalAccounts.findExternalAccount(request.ex, ctx.platform.id, accountId, request.checks),
       liveLookup(request, deps.clock.now(ctx.platform)),
     ]);
     if (!account) throw new ServiceError('NOT_FOUND', 'destination account not found');

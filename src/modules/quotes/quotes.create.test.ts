@@ -226,6 +226,23 @@ describe('POST /quotes: bad input', () => {
   });
 });
 
+describe('the rows a quote is decided on', () => {
+  it('are remembered, and read again once they changed: a deleted payout account is 404, a deleted sender USER_NOT_FOUND', async () => {
+    const carol = await newCustomer(p, 'Carol Change');
+    await fund(p, carol.accounts.EUR, 100_000);
+    const target = await usdAccount(p, bob.id, '001');
+    const body = quoteBody({ source: fromEur(carol.accounts.EUR), destination: to(target) });
+    expect((await p.api.post('/quotes', body)).status).toBe(201);
+    expect((await p.api.delete(`/customers/external-accounts/${target}`)).status).toBe(204);
+    expectError(await p.api.post('/quotes', body), 404, 'NOT_FOUND');
+
+    const toBob = quoteBody({ source: fromEur(carol.accounts.EUR) });
+    expect((await p.api.post('/quotes', toBob)).status).toBe(201);
+    expect((await p.api.delete(`/customers/${carol.id}`)).status).toBe(200);
+    expectError(await p.api.post('/quotes', toBob), 404, 'USER_NOT_FOUND');
+  });
+});
+
 describe('GET /quotes/{quoteId}', () => {
   it('404 for unknown ids and for another platform\'s quotes', async () => {
     const q = (await p.api.post('/quotes', quoteBody())).body;

@@ -13,6 +13,7 @@ import type { TransactionService } from '../transactions/service.js';
 import type { Delivery, LookupRecord, QuoteRecord } from './repository.js';
 import type { QuoteDestination, QuoteDestinationInput, RequiredPayerField } from './schemas.js';
 import type { Logger } from 'pino';
+import type { RowChecks } from '../../core/row-checks.js';
 import type { SenderGate } from '../compliance/sender-gate.js';
 
 export type QuoteContext = ServiceContext<Platform>;
@@ -51,6 +52,8 @@ export interface DestinationRequest {
   ctx: QuoteContext;
   /** Where reads go (the creating transaction, or the database). */
   ex: Executor;
+  /** When set, rows may come from memory; the quote's write verifies them (see RowChecks). */
+  checks?: RowChecks;
   destination: QuoteDestinationInput;
   lookupId: string | undefined;
   /** Reads a lookup of this platform (undefined when unknown). */

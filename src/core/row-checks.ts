@@ -1,0 +1,61 @@
+import { sql, type Expression, type SqlBool } from 'kysely';
+
+/**
+ * The rows a write was decided on, each with the version it was read at (PostgreSQL's `xmin`,
+ * which every update of a row changes). The write's statement finishes with
+ * `corridor_expect(checks.holds())` and so refuses itself when one of them changed in between:
+ * the rows can then come from this process's memory (`rememberedRows`) without a decision ever
+ * resting on a stale one.
+ */
+export class RowChecks {
+  private readonly checks: Array<{ condition: Expression<SqlBool>; forget: () => void }> = [];
+
+  add(condition: Expression<SqlBool>, forget: () => void): void {
+    this.checks.push({ condition, forget });
+  }
+
+  /** True, inside the statement, while every row is still the version that was read. */
+  holds(): Expression<SqlBool> {
+    if (this.checks.length === 0) return sql<SqlBool>`true`;
+    return sql<SqlBool>`(${sql.join(this.checks.map((c) => c.condition), sql` and `)})`;
+  }
+
+  /** Drops the remembered copies of the rows (after a refusal: at least one of them is stale). */
+  forgetAll(): void {
+    for (const check of this.checks) check.forget();
+  }
+}
+
+export interface VersionedRow<T> {
+  value: T;
+  /** `xmin::text` of the row as read. */
+  version: string;
+}
+
+/** Rows of `table` (with `platform_id` and `id` columns) this process read, by tenant and id. Bounded. */
+export function rememberedRows<T>(table: string, capacity = 10_000) {
+  const rows = new Map<string, VersionedRow<T>>();
+  return {
+    /**
+     * The row, remembered or read now through `read`; either way `checks` gets the condition
+     * that it is still the version returned. Undefined (and nothing remembered) when `read`
+     * finds none.
+     */
+    async get(platformId: string, id: string, checks: RowChecks, read: () => Promise<VersionedRow<T> | undefined>): Promise<T | undefined> {
+      const key = `${platformId}|${id}`;
+      let row = rows.get(key);
+      if (!row) {
+        row = await read();
+        if (!row) return undefined;
+        if (rows.size >= capacity) rows.delete(rows.keys().next().value!);
+        rows.set(key, row);
+      }
+      const version = row.version;
+      const unchanged = sql<SqlBool>`exists (select 1 from ${sql.table(table)} where platform_id = ${platformId} and id = ${id} and xmin::text = ${version})`;
+      checks.add(unchanged, () => {
+        if (rows.get(key)?.version === version) rows.delete(key);
+      });
+      return row.value;
+    },
+  };
+}
