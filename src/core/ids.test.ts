@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isIdOf, newId, uuidv7 } from './ids.js';
+import { isIdOf, newId, newReference, uuidv7 } from './ids.js';
 
 describe('uuidv7', () => {
   it('is an RFC 9562 version 7 UUID carrying the time', () => {
@@ -28,5 +28,14 @@ describe('ids', () => {
     expect(isIdOf('Customer', id)).toBe(true);
     expect(isIdOf('Quote', id)).toBe(false);
     expect(isIdOf('Customer', `${id}x`)).toBe(false);
+  });
+});
+
+describe('references', () => {
+  it('are the prefix and 12 Crockford base32 characters, different each time', () => {
+    const references = Array.from({ length: 1_000 }, () => newReference());
+    for (const reference of references) expect(reference).toMatch(/^CR[0-9A-HJKMNP-TV-Z]{12}$/);
+    expect(new Set(references).size).toBe(references.length);
+    expect(newReference('RF')).toMatch(/^RF[0-9A-HJKMNP-TV-Z]{12}$/);
   });
 });

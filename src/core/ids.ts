@@ -5,7 +5,8 @@ import { randomFillSync } from 'node:crypto';
 const entropy = Buffer.alloc(4096);
 let entropyUsed = entropy.length;
 
-function randomBytes(count: number): Buffer {
+/** CSPRNG bytes from the process's pool (for ids and references; not for keys or nonces). */
+export function pooledRandomBytes(count: number): Buffer {
   if (entropyUsed + count > entropy.length) {
     randomFillSync(entropy);
     entropyUsed = 0;
@@ -25,7 +26,7 @@ let sequence = 0;
 export function uuidv7(nowMs: number = Date.now()): string {
   if (nowMs > lastMs) {
     lastMs = nowMs;
-    sequence = randomBytes(1)[0]; // start low so a burst rarely overflows
+    sequence = pooledRandomBytes(1)[0]; // start low so a burst rarely overflows
   } else {
     sequence++;
     if (sequence > 0xfff) {
@@ -34,7 +35,7 @@ export function uuidv7(nowMs: number = Date.now()): string {
     }
   }
   const ms = lastMs;
-  const bytes = randomBytes(16);
+  const bytes = pooledRandomBytes(16);
   bytes[0] = Math.floor(ms / 2 ** 40) & 0xff;
   bytes[1] = Math.floor(ms / 2 ** 32) & 0xff;
   bytes[2] = (ms >>> 24) & 0xff;
@@ -64,4 +65,17 @@ export function isIdOf(type: string, value: string): boolean {
     idPatterns.set(type, re);
   }
   return re.test(value);
+}
+
+const REFERENCE_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'; // Crockford base32: no I, L, O, U
+
+/**
+ * A reference people copy (reconciliation, deposit memo): the prefix and 12 characters of
+ * Crockford base32 (60 random bits), short and upper-case, safe in any bank's memo field.
+ */
+export function newReference(prefix = 'CR'): string {
+  const bytes = pooledRandomBytes(12);
+  let out = prefix;
+  for (let i = 0; i < 12; i++) out += REFERENCE_ALPHABET[bytes[i] & 31];
+  return out;
 }

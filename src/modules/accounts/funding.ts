@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { newReference } from '../../core/ids.js';
 import type { DepositDetails, PaymentInstructions, PaymentRail } from './schemas.js';
 import { clabe, evmAddress, iban, pixQrCode, pixRandomKey, seededDigits, sparkAddress, tronAddress } from './sandbox-addresses.js';
 
@@ -13,13 +13,8 @@ export function isCryptoCurrency(code: string): boolean {
   return CRYPTO_CODES.has(code);
 }
 
-const REFERENCE_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'; // Crockford base32: no I, L, O, U
-
 /** A fresh deposit reference: short, upper-case alphanumeric, safe in any bank's memo field. */
-export function newFundingReference(): string {
-  const bytes = randomBytes(12);
-  return `CR${[...bytes].map((b) => REFERENCE_ALPHABET[b & 31]).join('')}`;
-}
+export const newFundingReference = (): string => newReference();
 
 export interface FundingSubject {
   id: string;

@@ -5,7 +5,7 @@ import type { Trx } from '../../db/database.js';
 import type { RailEvent, RailPlan } from '../rails/rail.js';
 import { railFailureReason, type FailureDetail, type FailureReason } from '../transactions/lifecycle.js';
 import type { Refund } from '../transactions/schemas.js';
-import { newReference } from '../transactions/service.js';
+import { newReference } from '../../core/ids.js';
 import { quoteAccounts, refundLegs, type QuoteAccounts } from './legs.js';
 import * as repo from './repository.js';
 import type { JobInsert, QuoteRecord } from './repository.js';

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Expression, SqlBool } from 'kysely';
 import type { Clock } from '../../core/clock.js';
 import type { PlatformRef, ServiceContext } from '../../core/context.js';
@@ -6,7 +5,7 @@ import { currency } from '../../core/currencies.js';
 import { ServiceError } from '../../core/errors.js';
 import { emitEvents, eventRows, type NewEvent } from '../../core/events.js';
 import { outboxWrites } from '../../core/outbox.js';
-import { newId } from '../../core/ids.js';
+import { newId, newReference } from '../../core/ids.js';
 import type { Database, Executor, Trx } from '../../db/database.js';
 import { writeAsOne, type Clause, type Write } from '../../db/one-statement.js';
 import type { Page } from '../../http/pagination.js';
@@ -28,16 +27,6 @@ export type NewTransaction = Omit<
   'id' | 'platformId' | 'reference' | 'createdAt' | 'updatedAt' | 'awaitingApproval' | 'failureReason' | 'failureDetail' | 'refund' | 'settledAt'
 > &
   Partial<Pick<TransactionRecord, 'awaitingApproval' | 'failureReason' | 'failureDetail' | 'refund' | 'settledAt' | 'id'>>;
-
-const REFERENCE_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-
-/** A reconciliation reference: 14 characters of Crockford base32 (70 bits), unique per platform. */
-export function newReference(prefix = 'CR'): string {
-  const bytes = randomBytes(12);
-  let out = prefix;
-  for (let i = 0; i < 12; i++) out += REFERENCE_ALPHABET[bytes[i] & 31];
-  return out;
-}
 
 export function presentTransaction(t: TransactionRecord, platformId: string): TransactionView {
   const money = (amount: number, code: string) => ({ amount, currency: currency(code) });
