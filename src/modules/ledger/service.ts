@@ -41,6 +41,8 @@ export interface BalanceAnnouncer {
   changed(trx: Trx, platform: PlatformRef, changes: BalanceChange[]): Promise<void>;
 }
 
+const accountsOf = (legs: Leg[]): string[] => [...new Set(legs.flatMap((l) => [l.debit, l.credit]))];
+
 /**
  * The double-entry ledger: accounts with posted and pending (held) balances, immutable transfers,
  * and the invariant checks. Customer and platform accounts can never go below zero available:
@@ -63,8 +65,7 @@ export function createLedgerService({ database, clock }: LedgerServiceDeps) {
    */
   async function recordWithEvents(trx: Trx, platform: PlatformRef, legs: Leg[], transactionId: string | null): Promise<BalanceChange[]> {
     const now = clock.now(platform);
-    const accountIds = [...new Set(legs.flatMap((l) => [l.debit, l.credit]))];
-    const balanceEvents = announcer && legs.length > 0 ? await announcer.prepare(trx, platform, accountIds) : null;
+    const balanceEvents = announcer && legs.length > 0 ? await announcer.prepare(trx, platform, accountsOf(legs)) : null;
     if (!balanceEvents) return notify(trx, platform, await recordLegs(trx, platform.id, transactionId, legs, now));
     return recordLegs(trx, platform.id, transactionId, legs, now, { balanceEvents, writes: takeOutboxWrites(trx) });
   }
@@ -99,8 +100,7 @@ export function createLedgerService({ database, clock }: LedgerServiceDeps) {
      * Records legs (posted or held) in the caller's transaction; throws INSUFFICIENT_FUNDS when a
      * customer or platform account would go below zero available.
      */
-    record: (trx: Trx, platform: PlatformRef, legs: Leg[], transactionId: string | null = null): Promise<BalanceChange[]> =>
-      recordWithEvents(trx, platform, legs, transactionId),
+    record: (trx: Trx, platform: PlatformRef, legs: Leg[], transactionId: string | null = null) => recordWithEvents(trx, platform, legs, transactionId),
     /**
      * `record` for the caller's one statement: `call` selects the new balances (a clause named
      * `balances`, which the statement's final query must read, since a SELECT runs only when
@@ -109,8 +109,7 @@ export function createLedgerService({ database, clock }: LedgerServiceDeps) {
      * when the balance events cannot be prepared (use `record`). Map errors with `explainError`.
      */
     async recordWithin(ex: Executor, platform: PlatformRef, legs: Leg[], transactionId: RawBuilder<string>) {
-      const accountIds = [...new Set(legs.flatMap((l) => [l.debit, l.credit]))];
-      const balanceEvents = announcer ? await announcer.prepare(ex, platform, accountIds) : null;
+      const balanceEvents = announcer ? await announcer.prepare(ex, platform, accountsOf(legs)) : null;
       if (!balanceEvents || legs.length === 0) return null;
       const call = recordCall(platform.id, transactionId, legs, clock.now(platform));
       return { call, writes: balanceEvents.length > 0 ? [balanceEventsInsert(balanceEvents, 'balances')] : [] };
