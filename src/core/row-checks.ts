@@ -1,4 +1,5 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
+import type { Executor } from '../db/database.js';
 
 /**
  * The rows a write was decided on, each with the version it was read at (PostgreSQL's `xmin`,
@@ -26,26 +27,29 @@ export class RowChecks {
   }
 }
 
-export interface VersionedRow<T> {
-  value: T;
-  /** `xmin::text` of the row as read. */
-  version: string;
-}
-
 /** Rows of `table` (with `platform_id` and `id` columns) this process read, by tenant and id. Bounded. */
 export function rememberedRows<T>(table: string, capacity = 10_000) {
-  const rows = new Map<string, VersionedRow<T>>();
+  const rows = new Map<string, { value: T; version: string }>();
+
+  async function read(ex: Executor, platformId: string, id: string) {
+    const { rows: found } = await sql<T & { row_version: string }>`
+      select *, xmin::text as row_version from ${sql.table(table)} where platform_id = ${platformId} and id = ${id}`.execute(ex);
+    if (!found[0]) return undefined;
+    const { row_version, ...value } = found[0];
+    return { value: value as T, version: row_version };
+  }
+
   return {
     /**
-     * The row, remembered or read now through `read`; either way `checks` gets the condition
-     * that it is still the version returned. Undefined (and nothing remembered) when `read`
-     * finds none.
+     * The row, remembered or read now through `ex`; either way `checks` gets the condition that
+     * it is still the version it was read at. Undefined (and nothing remembered) when there is
+     * no such row.
      */
-    async get(platformId: string, id: string, checks: RowChecks, read: () => Promise<VersionedRow<T> | undefined>): Promise<T | undefined> {
+    async get(ex: Executor, platformId: string, id: string, checks: RowChecks): Promise<T | undefined> {
       const key = `${platformId}|${id}`;
       let row = rows.get(key);
       if (!row) {
-        row = await read();
+        row = await read(ex, platformId, id);
         if (!row) return undefined;
         if (rows.size >= capacity) rows.delete(rows.keys().next().value!);
         rows.set(key, row);

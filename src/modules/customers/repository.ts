@@ -1,5 +1,4 @@
 import { sql, type Expression, type Selectable, type SqlBool } from 'kysely';
-import type { VersionedRow } from '../../core/row-checks.js';
 import type { DB, Executor, Trx } from '../../db/database.js';
 import { toJson } from '../../db/database.js';
 import type { Json } from '../../db/schema.js';
@@ -57,20 +56,6 @@ export function approvedCondition(platformId: string, id: string): Expression<Sq
     select 1 from customers
     where platform_id = ${platformId} and id = ${id} and not is_deleted
       and (case when customer_type = 'INDIVIDUAL' then kyc_status else kyb_status end) = 'APPROVED')`;
-}
-
-/** The customer's row with its version (`xmin`), for `rememberedRows`. */
-export async function findCustomerVersion(ex: Executor, platformId: string, id: string): Promise<VersionedRow<CustomerRow> | undefined> {
-  const row = await ex
-    .selectFrom('customers')
-    .selectAll()
-    .select(sql<string>`xmin::text`.as('row_version'))
-    .where('platform_id', '=', platformId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  const { row_version, ...value } = row;
-  return { value, version: row_version };
 }
 
 export async function findCustomer(ex: Executor, platformId: string, id: string, lock = false): Promise<CustomerRow | undefined> {

@@ -246,7 +246,7 @@ export function createCustomerService({ database, clock, accounts }: CustomerSer
    */
   async function requireCustomer(ex: Executor, platformId: string, customerId: string, checks?: RowChecks): Promise<Customer> {
     const row = checks
-      ? await remembered.get(platformId, customerId, checks, () => repo.findCustomerVersion(ex, platformId, customerId))
+      ? await remembered.get(ex, platformId, customerId, checks)
       : await repo.findCustomer(ex, platformId, customerId);
     if (!row || row.is_deleted) throw new ServiceError('USER_NOT_FOUND', 'customer not found');
     return toCustomer(row);

@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import type { VersionedRow } from '../../core/row-checks.js';
 import type { Executor } from '../../db/database.js';
 import type { Json } from '../../db/schema.js';
 import { toJson } from '../../db/database.js';
@@ -66,20 +65,6 @@ export async function findAccount(ex: Executor, platformId: string, id: string, 
     .where('is_deleted', '=', false);
   if (owner) query = query.where('customer_id', owner === 'customer' ? 'is not' : 'is', null);
   return query.executeTakeFirst();
-}
-
-/** The account's row (deleted or not) with its version (`xmin`), for `rememberedRows`. */
-export async function findAccountVersion(ex: Executor, platformId: string, id: string): Promise<VersionedRow<ExternalAccountRow> | undefined> {
-  const row = await ex
-    .selectFrom('external_accounts')
-    .selectAll()
-    .select(sql<string>`xmin::text`.as('row_version'))
-    .where('platform_id', '=', platformId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  const { row_version, ...value } = row;
-  return { value, version: row_version };
 }
 
 export async function findDefaultUmaAccount(ex: Executor, platformId: string, customerId: string): Promise<ExternalAccountRow | undefined> {

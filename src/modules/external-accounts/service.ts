@@ -202,7 +202,7 @@ export function createExternalAccountService(deps: ExternalAccountServiceDeps) {
    */
   async function findExternalAccount(ex: Executor, platformId: string, id: string, checks?: RowChecks): Promise<ExternalAccountRecord | undefined> {
     const row = checks
-      ? await remembered.get(platformId, id, checks, () => repo.findAccountVersion(ex, platformId, id))
+      ? await remembered.get(ex, platformId, id, checks)
       : await repo.findAccount(ex, platformId, id);
     return row && !row.is_deleted ? toRecord(row) : undefined;
   }

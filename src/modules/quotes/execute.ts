@@ -65,6 +65,10 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
     return { kind: RECOVERY_JOB, payload: { quoteId: q.id }, runAt: new Date(now.getTime() + RECOVERY_DELAY_MS) };
   }
 
+  function claimOf(platform: PlatformRef, q: QuoteRecord, now: Date, ahead: { plan: RailPlan; job: JobInsert } | null): repo.Claim {
+    return { platform, id: q.id, to: statusAfterClaim(q), now, followUp: ahead?.job ?? recoveryJob(q, now), plan: ahead?.plan };
+  }
+
   function payoutRequest(platform: PlatformRef, q: QuoteRecord, delivery: Extract<Delivery, { kind: 'RAIL' }>): RailRequest {
     return {
       platform,
@@ -123,7 +127,7 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
     const ahead = await planAhead(platform, q, now);
     const { to, patch } = transactionMove(platform, q);
     const move = transactions.transitionWithin(platform, q.transactionId, to, patch, repo.CLAIMED);
-    const claimed = await repo.claimAndMove(trx, platform, q.id, statusAfterClaim(q), now, ahead?.job ?? recoveryJob(q, now), ahead?.plan, move.update);
+    const claimed = await repo.claimAndMove(trx, claimOf(platform, q, now, ahead), move.update);
     if (!claimed) {
       const current = await repo.findQuote(trx, platform.id, q.id);
       if (!current) throw quoteNotFound();
@@ -200,10 +204,10 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
     const legs = executionLegs(q, accounts, q.delivery.kind !== 'INTERNAL');
     const booking = move && (await ledger.recordWithin(database.db, platform, legs, sql<string>`moved.id`));
     if (!move || !booking) return null;
-    const ahead = await planAhead(platform, q, now);
-    const claimed = repo.claimedRecord(q, statusAfterClaim(q), now, ahead?.plan);
+    const claim = claimOf(platform, q, now, await planAhead(platform, q, now));
+    const claimed = repo.claimedRecord(q, claim);
     const writes: Clause[] = [
-      ...repo.claimClauses(platform, q.id, claimed.status, now, ahead?.job ?? recoveryJob(q, now), ahead?.plan),
+      ...repo.claimClauses(claim),
       ...move.writes,
       // A lateral call runs once per row of `moved`: not at all when nothing moved.
       { as: 'balances', query: sql`select b.* from moved cross join lateral (${booking.call}) b` },

@@ -99,7 +99,7 @@ export function createSandboxFunding(deps: QuoteServiceDeps, execution: QuoteExe
     const { platform } = ctx;
     return ctx.tx(async (trx) => {
       const now = clock.now(platform);
-      const failed = await repo.claimForExecution(trx, platform, q.id, 'FAILED', now, null);
+      const failed = await repo.claimForExecution(trx, { platform, id: q.id, to: 'FAILED', now, followUp: null });
       if (!failed) {
         refuseUnlessExecutable((await repo.findQuote(trx, platform.id, q.id)) ?? q, now);
         throw new ServiceError('QUOTE_ALREADY_EXECUTED', 'this quote was already funded');

@@ -230,38 +230,29 @@ export async function findQuote(ex: Executor, platformId: string, id: string, lo
 }
 
 /**
- * Starts execution: PENDING → `to` only while the quote is unexpired at `now` (so of many
- * concurrent calls exactly one matches), inserting the job that follows it up (recovery, or the
- * first step of `plan` when the rail's plan is already known and stored here) in the same
- * statement.
+ * A claim that starts execution: PENDING → `to` only while the quote is unexpired at `now` (so of
+ * many concurrent calls exactly one matches), inserting in the same statement the job that
+ * follows it up (recovery, or the first step of `plan` when the rail's plan is already known and
+ * stored with the claim).
  */
-export async function claimForExecution(
-  ex: Executor,
-  platform: ClockSubject & { id: string },
-  id: string,
-  to: QuoteStatus,
-  now: Date,
-  followUp: JobInsert | null,
-  plan?: StoredRailPlan,
-): Promise<QuoteRecord | undefined> {
-  return (await claimAndMove(ex, platform, id, to, now, followUp, plan))?.quote;
+export interface Claim {
+  platform: ClockSubject & { id: string };
+  id: string;
+  to: QuoteStatus;
+  now: Date;
+  followUp: JobInsert | null;
+  plan?: StoredRailPlan;
+}
+
+export async function claimForExecution(ex: Executor, claim: Claim): Promise<QuoteRecord | undefined> {
+  return (await claimAndMove(ex, claim))?.quote;
 }
 
 /** True inside a statement with `claimClauses` once the quote was claimed (to guard what it carries). */
 export const CLAIMED: Expression<SqlBool> = sql<SqlBool>`exists (select 1 from claimed)`;
 
-/**
- * The claim of `claimForExecution` as clauses of a caller's statement: `claimed` (the quote's new
- * row, if the claim matched) and the insert of its follow-up job.
- */
-export function claimClauses(
-  platform: ClockSubject & { id: string },
-  id: string,
-  to: QuoteStatus,
-  now: Date,
-  followUp: JobInsert | null,
-  plan?: StoredRailPlan,
-): Clause[] {
+/** The claim as clauses of a caller's statement: `claimed` (the quote's new row, if it matched) and its job's insert. */
+export function claimClauses({ platform, id, to, now, followUp, plan }: Claim): Clause[] {
   const planned = plan ? sql`, rail_plan = ${toJson(plan)}::jsonb, rail_initiated_at = ${now}, next_step = 0` : sql``;
   const claimed = sql`
     update quotes set status = ${to}, executed_at = ${now}, updated_at = ${now}${planned}
@@ -275,26 +266,17 @@ export function claimClauses(
   return [{ as: 'claimed', query: claimed }, ...job];
 }
 
-/** The record `claimClauses` leaves behind when the claim matched. */
-export function claimedRecord(q: QuoteRecord, to: QuoteStatus, now: Date, plan?: StoredRailPlan): QuoteRecord {
+/** The record the claim leaves behind when it matched. */
+export function claimedRecord(q: QuoteRecord, { to, now, plan }: Claim): QuoteRecord {
   return { ...q, status: to, executedAt: now, updatedAt: now, ...(plan && { railPlan: plan, railInitiatedAt: now, nextStep: 0 }) };
 }
 
 /**
- * `claimForExecution`, carrying in the same statement the update `move` of another table (its
+ * The claim, carrying in the same statement the update `move` of another table (the quote's
  * transaction), which must be guarded by `CLAIMED`; returns the row `move` returned, as JSON.
  */
-export async function claimAndMove(
-  ex: Executor,
-  platform: ClockSubject & { id: string },
-  id: string,
-  to: QuoteStatus,
-  now: Date,
-  followUp: JobInsert | null,
-  plan?: StoredRailPlan,
-  move?: Write,
-): Promise<{ quote: QuoteRecord; moved: Record<string, unknown> | null } | undefined> {
-  const clauses = [...claimClauses(platform, id, to, now, followUp, plan), ...(move ? [{ as: 'moved', query: move }] : [])];
+export async function claimAndMove(ex: Executor, claim: Claim, move?: Write): Promise<{ quote: QuoteRecord; moved: Record<string, unknown> | null } | undefined> {
+  const clauses = [...claimClauses(claim), ...(move ? [{ as: 'moved', query: move }] : [])];
   const movedRow = move ? sql`(select to_json(m) from moved m)` : sql`null`;
   const { rows } = await statementOf(clauses, sql<Record<string, unknown>>`select *, ${movedRow} as moved_row from claimed`).execute(ex);
   return rows[0] ? { quote: toRecord(rows[0]), moved: rows[0].moved_row as Record<string, unknown> | null } : undefined;

@@ -163,44 +163,16 @@ export interface TransitionPatch {
   counterpartyInformation?: Record<string, unknown> | null;
 }
 
-/**
- * Moves the transaction to `to` only if it is in one of `from` (optimistic, race-free: of two
- * concurrent moves only one matches). Returns the updated record, or undefined.
- */
-export async function updateStatus(
-  trx: Trx,
-  platformId: string,
-  id: string,
-  from: TransactionStatus[],
-  to: TransactionStatus,
-  patch: TransitionPatch,
-  at: Date,
-): Promise<TransactionRecord | undefined> {
-  return (await updateStatuses(trx, platformId, [id], from, to, patch, at))[0];
-}
-
-/** Moves every transaction of `ids` that is in one of `from`; returns those that moved. */
-export async function updateStatuses(
-  trx: Trx,
-  platformId: string,
-  ids: string[],
-  from: TransactionStatus[],
-  to: TransactionStatus,
-  patch: TransitionPatch,
-  at: Date,
-): Promise<TransactionRecord[]> {
-  if (from.length === 0 || ids.length === 0) return [];
-  const rows = await statusUpdate(trx, platformId, ids, from, to, patch, at).execute();
-  return rows.map(toRecord);
-}
-
 /** A transaction row as `to_json` renders it (timestamps as text), as a record. */
 export function recordFromJson(row: Record<string, unknown>): TransactionRecord {
   const at = (value: unknown) => (value === null ? null : new Date(value as string));
   return toRecord({ ...row, settled_at: at(row.settled_at), created_at: at(row.created_at), updated_at: at(row.updated_at) } as Row);
 }
 
-/** The update of `updateStatuses`, returning the rows it moved (to run, or to put in a caller's statement). */
+/**
+ * Moves every transaction of `ids` that is in one of `from` (not empty), returning the rows it
+ * moved: to run, or to put in a caller's statement.
+ */
 export function statusUpdate(
   ex: Executor,
   platformId: string,

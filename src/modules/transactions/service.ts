@@ -141,7 +141,8 @@ export function createTransactionService({ database, clock }: TransactionService
     options: { from?: TransactionStatus[] } = {},
   ): Promise<TransactionRecord[]> {
     const from = options.from ?? statusesBefore(to);
-    const records = await repo.updateStatuses(trx, platform.id, ids, from, to, patch, clock.now(platform));
+    if (from.length === 0 || ids.length === 0) return [];
+    const records = (await repo.statusUpdate(trx, platform.id, ids, from, to, patch, clock.now(platform)).execute()).map(repo.toRecord);
     for (const record of records) await afterMove(trx, platform, record);
     return records;
   }
