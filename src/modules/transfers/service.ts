@@ -1,9 +1,12 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../core/clock.js';
-import type { ServiceContext } from '../../core/context.js';
+import { sql, type RawBuilder } from 'kysely';
+import { commitWrites, type ServiceContext } from '../../core/context.js';
 import { ServiceError } from '../../core/errors.js';
-import { enqueueJobs, type JobRunner } from '../../core/jobs.js';
+import { jobRows, type JobRunner } from '../../core/jobs.js';
+import { outboxWrites } from '../../core/outbox.js';
 import type { Database } from '../../db/database.js';
+import type { Clause } from '../../db/one-statement.js';
 import type { AccountService } from '../accounts/service.js';
 import type { SenderGate } from '../compliance/sender-gate.js';
 import type { CustomerService } from '../customers/service.js';
@@ -84,29 +87,38 @@ export function createTransferService(deps: TransferServiceDeps) {
     }
   }
 
-  /** Step 1: the PENDING transaction, the hold (transfers out) and the recovery job, committed together. */
+  /**
+   * Step 1: the PENDING transaction, its event, the recovery job and the hold (transfers out),
+   * committed together as one statement (with the Idempotency-Key record, which answers a replay
+   * with the transfer as accepted): the ledger call locks the source account's row only for that
+   * statement. An overdraft fails the statement, and nothing of it stays.
+   */
   async function accept(ctx: ServiceContext<Platform>, parties: TransferParties, settlement: string): Promise<Initiation> {
     const { platform } = ctx;
-    let initiation: Initiation | undefined;
-    await ctx.tx(async (trx) => {
-      const record = await transactions.create(trx, platform, draftOf(parties, ctx.agentId));
-      initiation = {
-        transactionId: record.id,
-        operation: parties.direction === 'OUTGOING' ? 'TRANSFER_OUT' : 'TRANSFER_IN',
-        identifier: parties.external.identifier,
-        accountType: parties.external.accountType,
-        currency: parties.currency,
-        amount: parties.amount,
-      };
-      await enqueueJobs(trx, platform, [driver.recoveryJob(platform, initiation)], clock);
-      // The hold last: the source account's row stays locked only for the rest of this transaction.
-      if (parties.direction === 'OUTGOING') {
-        await ledger.record(trx, platform, [{ debit: parties.internal.id, credit: settlement, amount: parties.amount, pending: true, code: 'TRANSFER_OUT' }], record.id);
-      }
-      // What an Idempotency-Key replay answers: the transfer as accepted.
-      return presentTransaction(record, platform.id);
-    });
-    return initiation!;
+    const { record, writes } = transactions.creation(platform, draftOf(parties, ctx.agentId));
+    const initiation: Initiation = {
+      transactionId: record.id,
+      operation: parties.direction === 'OUTGOING' ? 'TRANSFER_OUT' : 'TRANSFER_IN',
+      identifier: parties.external.identifier,
+      accountType: parties.external.accountType,
+      currency: parties.currency,
+      amount: parties.amount,
+    };
+    const all: Clause[] = [...writes, ...outboxWrites({ jobs: jobRows(platform, [driver.recoveryJob(platform, initiation)], clock) })];
+    let finish: RawBuilder<unknown> | undefined;
+    if (parties.direction === 'OUTGOING') {
+      const holdLeg = { debit: parties.internal.id, credit: settlement, amount: parties.amount, pending: true, code: 'TRANSFER_OUT' };
+      const hold = await ledger.recordWithin(database.db, platform, [holdLeg], sql<string>`${record.id}`);
+      if (!hold) throw new Error('the balance events of a transfer hold could not be prepared');
+      all.push({ as: 'balances', query: hold.call }, ...hold.writes);
+      finish = sql`select count(*) from balances`;
+    }
+    try {
+      await commitWrites(ctx, all, presentTransaction(record, platform.id), finish);
+    } catch (error) {
+      throw ledger.explainError(error);
+    }
+    return initiation;
   }
 
   async function transfer(ctx: ServiceContext<Platform>, direction: Direction, input: TransferInput): Promise<TransactionView> {
