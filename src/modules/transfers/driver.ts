@@ -10,6 +10,7 @@ import { railFor } from '../rails/sandbox-rail.js';
 import { railFailureReason, type FailureDetail, type TransactionStatus } from '../transactions/lifecycle.js';
 import type { TransactionRecord, TransactionService } from '../transactions/service.js';
 import { transact } from '../../db/transact.js';
+import { groupBy } from '../../core/collections.js';
 
 /** Re-drives a transfer whose initiation never got recorded (the process died between the two). */
 export const DRIVE_JOB = 'transfers.drive';
@@ -40,6 +41,15 @@ export interface TransferDriverDeps {
   jobs: JobRunner;
   platformOf: (id: string) => Promise<PlatformRef | undefined>;
 }
+
+/** What a step job carries: which transfer, its currency, and what the rail reports. */
+interface StepPayload {
+  transactionId: string;
+  currency: string;
+  event: RailEvent;
+}
+
+const stepOf = (job: ClaimedJob): StepPayload => job.payload as unknown as StepPayload;
 
 /** The failure detail recorded when the rail refuses to start a payment. */
 function refusalDetail(error: ServiceError): FailureDetail {
@@ -171,9 +181,36 @@ export function createTransferDriver(deps: TransferDriverDeps) {
   async function onStep(job: ClaimedJob): Promise<void> {
     const platform = job.platformId ? await deps.platformOf(job.platformId) : undefined;
     if (!platform) return;
-    const { transactionId, currency, event } = job.payload as { transactionId: string; currency: string; event: RailEvent };
+    const { transactionId, currency, event } = stepOf(job);
     const settlement = await settlementAccount(platform, currency);
     await transact(database.db, (trx) => applyEvent(trx, platform, transactionId, event, ['PROCESSING'], settlement));
+  }
+
+  /**
+   * Step jobs claimed together: the completions of each platform settle in one transaction (one
+   * update for the transactions, one ledger call posting every outgoing hold); failures run as
+   * their own jobs. A completion whose transfer is no longer PROCESSING changes nothing, as alone.
+   */
+  async function onSteps(batch: ClaimedJob[]): Promise<void> {
+    const completions = batch.filter((job) => stepOf(job).event.kind === 'COMPLETED');
+    const others = batch.filter((job) => !completions.includes(job));
+    await Promise.all([
+      ...[...groupBy(completions, (job) => job.platformId)].map(([platformId, jobs]) => settleCompletions(platformId, jobs.map(stepOf))),
+      ...others.map(onStep),
+    ]);
+  }
+
+  async function settleCompletions(platformId: string | null, steps: StepPayload[]): Promise<void> {
+    const platform = platformId ? await deps.platformOf(platformId) : undefined;
+    if (!platform) return;
+    const settlements = new Map(await Promise.all([...new Set(steps.map((s) => s.currency))].map(async (c) => [c, await settlementAccount(platform, c)] as const)));
+    await transact(database.db, async (trx) => {
+      const ids = steps.map((s) => s.transactionId);
+      const done = await transactions.transitionAll(trx, platform, ids, 'COMPLETED', { settledAt: clock.now(platform) }, { from: ['PROCESSING'] });
+      const outgoing = done.filter((r) => r.type === 'OUTGOING').map((r) => r.id);
+      if (outgoing.length > 0) await ledger.resolve(trx, platform, { transactionIds: outgoing }, 'POST');
+      for (const record of done.filter((r) => r.type === 'INCOMING')) await settle(trx, platform, record, settlements.get(record.receivedCurrency)!);
+    });
   }
 
   return {
@@ -184,6 +221,7 @@ export function createTransferDriver(deps: TransferDriverDeps) {
     register(): void {
       deps.jobs.register(DRIVE_JOB, onRecovery);
       deps.jobs.register(STEP_JOB, onStep);
+      deps.jobs.registerBatch(STEP_JOB, onSteps);
     },
   };
 }

@@ -66,6 +66,40 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 describe('POST /transfer-out on the sandbox rail', () => {
+  it('completions due together settle in one batch (one balance event for the account); a failure due with them still applies alone', async () => {
+    const bob = await newCustomer(p, 'Bob Batch');
+    await p.api.post(`/sandbox/internal-accounts/${bob.usd}/fund`, { amount: 100_000 });
+    const [ok, rejected] = [await externalAccount(p, bob.id, '001'), await externalAccount(p, bob.id, '004')];
+    const send = async (destination: string) =>
+      expectCreated(await p.api.post('/transfer-out', { source: { accountId: bob.usd }, destination: { accountId: destination }, amount: 1_000 })).id as string;
+    const completing = [await send(ok), await send(ok), await send(ok)];
+    const failing = await send(rejected);
+    const balanceEvents = async () =>
+      (
+        await t.corridor.database.db
+          .selectFrom('events')
+          .select('id')
+          .where('type', '=', 'INTERNAL_ACCOUNT.BALANCE_UPDATED')
+          .where(sql<string>`data->>'id'`, '=', bob.usd)
+          .execute()
+      ).length;
+    const before = await balanceEvents();
+
+    await advance(1);
+    for (const id of completing) {
+      expect(await getTx(id)).toMatchObject({ status: 'COMPLETED', settledAt: expect.any(String) });
+      expect(await paymentEvents(id)).toEqual(['OUTGOING_PAYMENT.PENDING', 'OUTGOING_PAYMENT.PROCESSING', 'OUTGOING_PAYMENT.COMPLETED']);
+      expect(await ledgerStates(id)).toEqual(['POSTED']);
+    }
+    expect(await getTx(failing)).toMatchObject({ status: 'FAILED', failureDetail: 'BANK_REJECTED' });
+    expect(await ledgerStates(failing)).toEqual(['VOIDED']);
+    // One ledger call posted the three holds: one balance event, not three; the failure released its own.
+    expect(await balanceEvents()).toBe(before + 2);
+    expect(await balance(bob.usd)).toEqual({ available: 97_000, total: 97_000 });
+    expect(t.logs.filter((line) => line.includes('job batch failed'))).toEqual([]);
+    expect((await t.corridor.services.ledger.verify(t.corridor.database.db, p.platform.id)).problems).toEqual([]);
+  });
+
   it('succeeds (other suffixes): held at once, PROCESSING, COMPLETED after ~1 s with the hold posted', async () => {
     const destination = await externalAccount(p, alice.id, '001');
     const before = await balance(alice.usd);
@@ -164,6 +198,21 @@ describe('POST /transfer-out on the sandbox rail', () => {
 });
 
 describe('POST /transfer-in on the sandbox rail', () => {
+  it('completions due together each credit their account, settled in one batch', async () => {
+    const carol = await newCustomer(p, 'Carol Batch');
+    const source = await externalAccount(p, carol.id, '001');
+    const pull = async (amount: number) =>
+      expectCreated(await p.api.post('/transfer-in', { source: { accountId: source }, destination: { accountId: carol.usd }, amount })).id as string;
+    const ids = [await pull(1_000), await pull(2_000), await pull(3_000)];
+    await advance(1);
+    for (const id of ids) {
+      expect(await getTx(id)).toMatchObject({ status: 'COMPLETED', settledAt: expect.any(String) });
+      expect(await ledgerStates(id)).toEqual(['POSTED']);
+    }
+    expect(await balance(carol.usd)).toEqual({ available: 6_000, total: 6_000 });
+    expect((await t.corridor.services.ledger.verify(t.corridor.database.db, p.platform.id)).problems).toEqual([]);
+  });
+
   it('succeeds (other suffixes): nothing held, credited when it completes after ~1 s', async () => {
     const source = await externalAccount(p, alice.id, '009');
     const before = await balance(alice.usd);
