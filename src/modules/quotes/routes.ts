@@ -19,7 +19,7 @@ export function quoteRoutes(app: Api, { quotes }: Services): void {
           '`paymentInstructions` and execute when the payment arrives. Supports `Idempotency-Key`.',
         tags: TAGS,
         body: QuoteRequest,
-        response: { 201: Quote, ...errors(403, 404, 501) },
+        response: { 201: Quote, ...errors(403, 404, 409, 501) },
       },
       config: { permission: 'TRANSACT' },
     },

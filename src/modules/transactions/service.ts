@@ -58,6 +58,13 @@ export function presentTransaction(t: TransactionRecord, platformId: string): Tr
   };
 }
 
+/** A bug, not a client error: throwing rolls the caller's transaction (or statement) back. */
+function checkReason(record: TransactionRecord): void {
+  if (record.failureReason && !reasonFits(record.type, record.failureReason)) {
+    throw new Error(`failureReason ${record.failureReason} is not one of the reference's values for ${record.type} transactions`);
+  }
+}
+
 /** What another domain does, in the same transaction, when a transaction enters one of `statuses`. */
 export interface TransitionHook {
   statuses: readonly TransactionStatus[];
@@ -149,10 +156,7 @@ export function createTransactionService({ database, clock }: TransactionService
 
   /** What follows a transition in the same transaction: the check, the event, the hooks. */
   async function afterMove(trx: Trx, platform: PlatformRef, record: TransactionRecord): Promise<TransactionRecord> {
-    if (record.failureReason && !reasonFits(record.type, record.failureReason)) {
-      // A bug, not a client error: throwing rolls the caller's transaction back.
-      throw new Error(`failureReason ${record.failureReason} is not one of the reference's values for ${record.type} transactions`);
-    }
+    checkReason(record);
     await announce(trx, platform, record);
     for (const hook of hooks.transitioned) if (hook.statuses.includes(record.status)) await hook.run(trx, platform, record);
     return record;
@@ -170,6 +174,7 @@ export function createTransactionService({ database, clock }: TransactionService
     const now = clock.now(platform);
     const changes = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
     const record: TransactionRecord = { ...known, ...changes, status: to, updatedAt: now };
+    checkReason(record);
     const update = repo.statusUpdate(database.db, platform.id, [known.id], [known.status], to, patch, now).where('updated_at', '=', known.updatedAt).where(onlyIf);
     const events = eventRows(platform, announcements(platform, record), clock);
     const writes: Clause[] = [{ as: 'moved', query: update }, ...outboxWrites({ events })];
