@@ -44,16 +44,6 @@ export function statementOf<R>(writes: Clause[], finish: RawBuilder<R>): RawBuil
   return sql<R>`with ${clauses(writes)} ${finish}`;
 }
 
-/**
- * `query` with writes riding on it, as one statement that returns the rows of `query`. `query`
- * (a SELECT, such as one of a function that writes) runs once, as the CTE `name`, which the
- * writes may read; otherwise the rules of `writeAsOne` apply.
- */
-export function withWrites<R>(name: string, query: RawBuilder<R>, writes: Write[]): RawBuilder<R> {
-  if (writes.length === 0) return query;
-  return sql<R>`with ${sql.id(name)} as (${query}), ${clauses(writes)} select * from ${sql.id(name)}`;
-}
-
 function clauses(writes: Clause[]) {
   return sql.join(writes.map((write, i) => (isNamed(write) ? sql`${sql.id(write.as)} as (${write.query})` : sql`${sql.id(`w${i}`)} as (${write})`)));
 }

@@ -3,7 +3,7 @@ import { ServiceError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { balanceEventsInsert, type BalanceEventRow } from '../../core/outbox.js';
 import { isCheckViolation, type Executor, type Trx } from '../../db/database.js';
-import { withWrites, type Write } from '../../db/one-statement.js';
+import { statementOf, type Write } from '../../db/one-statement.js';
 
 /** An immutable ledger transfer row. */
 export interface LedgerTransferRow {
@@ -105,7 +105,9 @@ export async function recordLegs(
   const call = recordCall(platformId, transactionId, legs, now);
   const events = riders.balanceEvents.length > 0 ? [balanceEventsInsert(riders.balanceEvents, 'balances')] : [];
   try {
-    const { rows } = await withWrites('balances', call, [...events, ...riders.writes]).execute(trx);
+    const writes = [...events, ...riders.writes];
+    const statement = writes.length === 0 ? call : statementOf([{ as: 'balances', query: call }, ...writes], sql<BalanceRow>`select * from balances`);
+    const { rows } = await statement.execute(trx);
     return toChanges(rows);
   } catch (error) {
     throw mapLedgerError(error);

@@ -208,7 +208,7 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
     const claimed = repo.claimedRecord(q, claim);
     const writes: Clause[] = [
       ...repo.claimClauses(claim),
-      ...move.writes,
+      ...move,
       // A lateral call runs once per row of `moved`: not at all when nothing moved.
       { as: 'balances', query: sql`select b.* from moved cross join lateral (${booking.call}) b` },
       ...booking.writes,

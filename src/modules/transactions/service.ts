@@ -163,8 +163,8 @@ export function createTransactionService({ database, clock }: TransactionService
   }
 
   /**
-   * `transition` of a transaction whose row the caller knows as it stands (`known`): the record
-   * it becomes and the writes that make it so, for the caller's one statement. The update is the
+   * `transition` of a transaction whose row the caller knows as it stands (`known`): the writes
+   * that make it so and announce it, for the caller's one statement. The update is the
    * clause named `moved`; it matches only while the row is still `known` (same status and
    * updated_at) and `onlyIf` holds, and the caller's statement must fail when it did not match.
    * Null when a hook would have to run (hooks need a transaction).
@@ -177,8 +177,7 @@ export function createTransactionService({ database, clock }: TransactionService
     checkReason(record);
     const update = repo.statusUpdate(database.db, platform.id, [known.id], [known.status], to, patch, now).where('updated_at', '=', known.updatedAt).where(onlyIf);
     const events = eventRows(platform, announcements(platform, record), clock);
-    const writes: Clause[] = [{ as: 'moved', query: update }, ...outboxWrites({ events })];
-    return { record, writes };
+    return [{ as: 'moved', query: update }, ...outboxWrites({ events })] as Clause[];
   }
 
   /**
