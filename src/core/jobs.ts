@@ -50,16 +50,23 @@ export interface JobOwner extends ClockSubject {
   id: string;
 }
 
-/** Job rows for these specs (due times in the owner's clock become real times). */
-export function jobRows(owner: JobOwner | null, specs: JobSpec[], clock: Clock): JobRow[] {
-  const nowMs = clock.realNowMs();
-  return specs.map((spec) => ({
+/** A job whose due time is known (in the owner's clock). */
+export type ScheduledJob = JobSpec & { runAt: Date };
+
+/** The row of a scheduled job (its due time becomes real time). */
+export function jobRow(owner: JobOwner | null, job: ScheduledJob): JobRow {
+  return {
     platform_id: owner?.id ?? null,
-    kind: spec.kind,
-    payload: JSON.stringify(spec.payload ?? {}),
-    due_at: spec.runAt ? toRealTime(owner, spec.runAt) : new Date(nowMs),
-    max_attempts: spec.maxAttempts ?? 10,
-  }));
+    kind: job.kind,
+    payload: JSON.stringify(job.payload ?? {}),
+    due_at: toRealTime(owner, job.runAt),
+    max_attempts: job.maxAttempts ?? 10,
+  };
+}
+
+/** Job rows for these specs (a spec without a due time is due now). */
+export function jobRows(owner: JobOwner | null, specs: JobSpec[], clock: Clock): JobRow[] {
+  return specs.map((spec) => jobRow(owner, { ...spec, runAt: spec.runAt ?? clock.now(owner) }));
 }
 
 /**

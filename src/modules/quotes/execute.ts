@@ -1,6 +1,7 @@
 import { sql, type SqlBool } from 'kysely';
 import { commitWrites, type PlatformRef } from '../../core/context.js';
 import { ServiceError } from '../../core/errors.js';
+import type { ScheduledJob } from '../../core/jobs.js';
 import { isUnmetExpectation, type Trx } from '../../db/database.js';
 import type { Clause } from '../../db/one-statement.js';
 import type { Platform } from '../platform/service.js';
@@ -12,7 +13,7 @@ import { executionLegs, quoteAccounts, type QuoteAccounts } from './legs.js';
 import { firstStepJob, type QuoteOutcomes } from './outcomes.js';
 import { presentQuote, quoteNotFound, refuseUnlessExecutable } from './present.js';
 import * as repo from './repository.js';
-import type { Delivery, JobInsert, QuoteRecord } from './repository.js';
+import type { Delivery, QuoteRecord } from './repository.js';
 import type { QuoteStatus, QuoteView } from './schemas.js';
 import type { ExecuteHeaders, QuoteContext, QuoteServiceDeps } from './types.js';
 
@@ -60,12 +61,12 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
   /** Delivers UMA_ADDRESS destinations (the UMA module's handler, when it is plugged in). */
   const umaDelivery = deps.destinationHandlers?.find((h) => h.destinationType === 'UMA_ADDRESS' && h.deliver);
 
-  function recoveryJob(q: QuoteRecord, now: Date): JobInsert | null {
+  function recoveryJob(q: QuoteRecord, now: Date): ScheduledJob | null {
     if (q.delivery.kind === 'INTERNAL') return null;
     return { kind: RECOVERY_JOB, payload: { quoteId: q.id }, runAt: new Date(now.getTime() + RECOVERY_DELAY_MS) };
   }
 
-  function claimOf(platform: PlatformRef, q: QuoteRecord, now: Date, ahead: { plan: RailPlan; job: JobInsert } | null): repo.Claim {
+  function claimOf(platform: PlatformRef, q: QuoteRecord, now: Date, ahead: { plan: RailPlan; job: ScheduledJob } | null): repo.Claim {
     return { platform, id: q.id, to: statusAfterClaim(q), now, followUp: ahead?.job ?? recoveryJob(q, now), plan: ahead?.plan };
   }
 
@@ -87,7 +88,7 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
    * real rail (called only once the claim committed), a quote no rail pays out, or a plan whose
    * first step is due at once (applied after the commit, as for a real rail).
    */
-  async function planAhead(platform: PlatformRef, q: QuoteRecord, now: Date): Promise<{ plan: RailPlan; job: JobInsert } | null> {
+  async function planAhead(platform: PlatformRef, q: QuoteRecord, now: Date): Promise<{ plan: RailPlan; job: ScheduledJob } | null> {
     if (q.delivery.kind !== 'RAIL') return null;
     const rail = railFor(platform as Platform);
     if (!rail.simulated) return null;

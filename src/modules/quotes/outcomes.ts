@@ -1,6 +1,6 @@
 import type { PlatformRef } from '../../core/context.js';
 import { emitEvents } from '../../core/events.js';
-import { enqueueJobs } from '../../core/jobs.js';
+import { enqueueJobs, type ScheduledJob } from '../../core/jobs.js';
 import type { Trx } from '../../db/database.js';
 import type { RailEvent, RailPlan } from '../rails/rail.js';
 import { railFailureReason, type FailureDetail, type FailureReason } from '../transactions/lifecycle.js';
@@ -8,7 +8,7 @@ import type { Refund } from '../transactions/schemas.js';
 import { newReference } from '../../core/ids.js';
 import { quoteAccounts, refundLegs, type QuoteAccounts } from './legs.js';
 import * as repo from './repository.js';
-import type { JobInsert, QuoteRecord } from './repository.js';
+import type { QuoteRecord } from './repository.js';
 import type { QuoteStatus } from './schemas.js';
 import type { QuoteServiceDeps } from './types.js';
 import { transact } from '../../db/transact.js';
@@ -24,7 +24,7 @@ export interface StepRef {
 }
 
 /** The job of a plan's first step, or null when that step is due at once (or there is none). */
-export function firstStepJob(quoteId: string, plan: RailPlan, now: Date): JobInsert | null {
+export function firstStepJob(quoteId: string, plan: RailPlan, now: Date): ScheduledJob | null {
   const first = plan.steps[0];
   if (!first || first.afterMs <= 0) return null;
   return { kind: STEP_JOB, payload: { quoteId, step: 0, event: first.event }, runAt: new Date(now.getTime() + first.afterMs) };

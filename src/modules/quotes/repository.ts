@@ -1,5 +1,6 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
-import { toRealTime, type ClockSubject } from '../../core/clock.js';
+import type { ClockSubject } from '../../core/clock.js';
+import { jobRow, type ScheduledJob } from '../../core/jobs.js';
 import type { Executor } from '../../db/database.js';
 import { toJson } from '../../db/database.js';
 import { statementOf, type Clause, type Write } from '../../db/one-statement.js';
@@ -147,27 +148,6 @@ function toRecord(row: any): QuoteRecord {
   };
 }
 
-/** A job row, as core/jobs.ts writes it, for inserting in the same statement as a quote change. */
-export interface JobInsert {
-  kind: string;
-  payload: Record<string, unknown>;
-  /** Platform-clock due time. */
-  runAt: Date;
-}
-
-function jobValues(platform: ClockSubject & { id: string }, job: JobInsert) {
-  return {
-    platform_id: platform.id,
-    kind: job.kind,
-    payload: JSON.stringify(job.payload),
-    due_at: toRealTime(platform, job.runAt),
-    max_attempts: 10,
-    locked_until: null,
-    last_error: null,
-    dead_at: null,
-  };
-}
-
 function quoteValues(q: QuoteRecord) {
   return {
     id: q.id,
@@ -210,7 +190,7 @@ export function quoteInsert(ex: Executor, q: QuoteRecord) {
 }
 
 /** Inserts a quote and, in the same statement, the job that follows it up (expiry or recovery). */
-export async function insertQuote(ex: Executor, platform: ClockSubject & { id: string }, q: QuoteRecord, job: JobInsert | null): Promise<void> {
+export async function insertQuote(ex: Executor, platform: ClockSubject & { id: string }, q: QuoteRecord, job: ScheduledJob | null): Promise<void> {
   if (!job) {
     await quoteInsert(ex, q).execute();
     return;
@@ -218,7 +198,7 @@ export async function insertQuote(ex: Executor, platform: ClockSubject & { id: s
   await ex
     .with('quote', (db) => db.insertInto('quotes').values(quoteValues(q)).returning('id'))
     .insertInto('jobs')
-    .values(jobValues(platform, job))
+    .values(jobRow(platform, job))
     .execute();
 }
 
@@ -240,7 +220,7 @@ export interface Claim {
   id: string;
   to: QuoteStatus;
   now: Date;
-  followUp: JobInsert | null;
+  followUp: ScheduledJob | null;
   plan?: StoredRailPlan;
 }
 
@@ -258,7 +238,7 @@ export function claimClauses({ platform, id, to, now, followUp, plan }: Claim): 
     update quotes set status = ${to}, executed_at = ${now}, updated_at = ${now}${planned}
     where platform_id = ${platform.id} and id = ${id} and status = 'PENDING' and expires_at > ${now}
     returning *`;
-  const v = followUp && jobValues(platform, followUp);
+  const v = followUp && jobRow(platform, followUp);
   const job = v
     ? [sql`insert into jobs (platform_id, kind, payload, due_at, max_attempts)
            select ${v.platform_id}, ${v.kind}, ${v.payload}::jsonb, ${v.due_at}::timestamptz, ${v.max_attempts} from claimed`]
@@ -347,9 +327,9 @@ export async function recordRailPlanAndSchedule(
   id: string,
   plan: StoredRailPlan,
   at: Date,
-  job: JobInsert,
+  job: ScheduledJob,
 ): Promise<boolean> {
-  const v = jobValues(platform, job);
+  const v = jobRow(platform, job);
   const result = await sql<{ id: number }>`
     with planned as (
       update quotes set rail_plan = ${toJson(plan)}::jsonb, rail_initiated_at = ${at}, next_step = 0, updated_at = ${at}
