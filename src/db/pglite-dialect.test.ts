@@ -1,0 +1,52 @@
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PGliteDialect } from './pglite-dialect.js';
+
+// The driver itself, on an in-memory PGlite of its own (whichever database the suite runs on).
+let pglite: PGlite;
+let db: Kysely<any>;
+
+beforeAll(async () => {
+  pglite = new PGlite();
+  await pglite.waitReady;
+  db = new Kysely<any>({ dialect: new PGliteDialect(pglite) });
+});
+afterAll(async () => {
+  await db.destroy();
+  await pglite.close();
+});
+
+describe('PGliteDialect', () => {
+  it('runs queued queries one at a time, in order', async () => {
+    await sql`create table log (n int)`.execute(db);
+    await Promise.all(Array.from({ length: 20 }, (_, n) => sql`insert into log values (${n})`.execute(db)));
+    const { rows } = await sql<{ n: number }>`select n from log`.execute(db);
+    expect(rows.map((r) => r.n)).toEqual(Array.from({ length: 20 }, (_, n) => n));
+  });
+
+  it('lets the event loop turn between queued queries, so sockets are read while a queue drains', async () => {
+    let finished = 0;
+    let finishedWhenTheLoopTurned = -1;
+    setImmediate(() => (finishedWhenTheLoopTurned = finished));
+    await Promise.all(Array.from({ length: 20 }, () => sql`select pg_sleep(0.001)`.execute(db).then(() => finished++)));
+    expect(finishedWhenTheLoopTurned).toBeGreaterThanOrEqual(0);
+    expect(finishedWhenTheLoopTurned).toBeLessThan(20);
+  });
+
+  it('keeps a transaction\'s connection to itself until it ends', async () => {
+    await sql`create table counter (n int)`.execute(db);
+    await sql`insert into counter values (0)`.execute(db);
+    const outside: number[] = [];
+    let read!: Promise<unknown>;
+    await db.transaction().execute(async (trx) => {
+      await sql`update counter set n = 1`.execute(trx);
+      read = sql<{ n: number }>`select n from counter`.execute(db).then((r) => outside.push(r.rows[0].n));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(outside).toEqual([]); // queued behind the transaction
+      await sql`update counter set n = 2`.execute(trx);
+    });
+    await read;
+    expect(outside).toEqual([2]);
+  });
+});
