@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** A random secret of `bytes` bytes of entropy, hex encoded. */
 export function randomSecret(bytes = 24): string {
@@ -10,7 +10,7 @@ export function randomSecret(bytes = 24): string {
  * nothing against guessing; the salt keeps equal secrets from having equal hashes.
  */
 export function hashSecret(secret: string, salt: string): string {
-  return createHash('sha256').update(salt).update('\0').update(secret).digest('hex');
+  return hash('sha256', `${salt}\0${secret}`, 'hex');
 }
 
 /** Constant-time comparison of two hex digests (or any equal-length strings). */
@@ -21,5 +21,5 @@ export function safeEqual(a: string, b: string): boolean {
 }
 
 export function sha256Hex(value: string | Buffer): string {
-  return createHash('sha256').update(value).digest('hex');
+  return hash('sha256', value, 'hex');
 }
