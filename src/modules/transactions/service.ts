@@ -98,8 +98,30 @@ export function createTransactionService({ database, clock }: TransactionService
    * commits them together with its own (`writeAsOne`).
    */
   function creation(platform: PlatformRef, draft: NewTransaction): { record: TransactionRecord; writes: Write[] } {
+    const record = newRecord(platform, draft);
+    return { record, writes: creationWrites(platform, record, announcements(platform, record)) };
+  }
+
+  /**
+   * `creation` of a transaction that moves on to `to` at once: one row, in status `to`, and the
+   * announcements of both statuses in order, as if created and then moved. Null when the lifecycle
+   * does not allow the move or a hook watches `to` (hooks need a transaction).
+   */
+  function creationMovedTo(platform: PlatformRef, draft: NewTransaction, to: TransactionStatus): { record: TransactionRecord; writes: Write[] } | null {
+    if (!statusesBefore(to).includes(draft.status) || hooks.transitioned.some((h) => h.statuses.includes(to))) return null;
+    const created = newRecord(platform, draft);
+    const record: TransactionRecord = { ...created, status: to };
+    checkReason(record);
+    return { record, writes: creationWrites(platform, record, [...announcements(platform, created), ...announcements(platform, record)]) };
+  }
+
+  function creationWrites(platform: PlatformRef, record: TransactionRecord, announced: NewEvent[]): Write[] {
+    return [repo.transactionInsert(database.db, record), ...outboxWrites({ events: eventRows(platform, announced, clock) })];
+  }
+
+  function newRecord(platform: PlatformRef, draft: NewTransaction): TransactionRecord {
     const now = clock.now(platform);
-    const record: TransactionRecord = {
+    return {
       awaitingApproval: false,
       failureReason: null,
       failureDetail: null,
@@ -112,8 +134,6 @@ export function createTransactionService({ database, clock }: TransactionService
       createdAt: now,
       updatedAt: now,
     };
-    const events = eventRows(platform, announcements(platform, record), clock);
-    return { record, writes: [repo.transactionInsert(database.db, record), ...outboxWrites({ events })] };
   }
 
   async function create(trx: Trx, platform: PlatformRef, draft: NewTransaction): Promise<TransactionRecord> {
@@ -211,6 +231,7 @@ export function createTransactionService({ database, clock }: TransactionService
   return {
     hooks,
     creation,
+    creationMovedTo,
     create,
     transition,
     transitionAll,

@@ -42,6 +42,9 @@ export interface TransferDriverDeps {
   platformOf: (id: string) => Promise<PlatformRef | undefined>;
 }
 
+/** What the rail answered when asked to start a transfer: its plan, or the error it threw. */
+export type RailAnswer = { plan: RailPlan } | { error: unknown };
+
 /** What a step job carries: which transfer, its currency, and what the rail reports. */
 interface StepPayload {
   transactionId: string;
@@ -110,27 +113,60 @@ export function createTransferDriver(deps: TransferDriverDeps) {
     return failed;
   }
 
+  /** One job per step, each due its `afterMs` from now (platform clock). */
+  function stepJobs(platform: PlatformRef, i: Initiation, steps: RailPlan['steps']): JobSpec[] {
+    const nowMs = clock.now(platform).getTime();
+    return steps.map((step) => ({
+      kind: STEP_JOB,
+      payload: { transactionId: i.transactionId, currency: i.currency, event: step.event },
+      runAt: new Date(nowMs + step.afterMs),
+    }));
+  }
+
+  const inOrder = (plan: RailPlan) => [...plan.steps].sort((a, b) => a.afterMs - b.afterMs);
+
   /**
    * Records a fresh plan for a PENDING transfer: a step due at once (afterMs 0) moves it straight
    * to that outcome; otherwise it becomes PROCESSING and each later step gets a job at its time.
    * Undefined when the transfer was no longer PENDING (someone else recorded the plan).
    */
   async function applyPlan(trx: Trx, platform: PlatformRef, i: Initiation, plan: RailPlan, settlement: string): Promise<TransactionRecord | undefined> {
-    const steps = [...plan.steps].sort((a, b) => a.afterMs - b.afterMs);
+    const steps = inOrder(plan);
     const immediate = steps[0]?.afterMs <= 0 ? steps[0] : undefined;
     const record = immediate
       ? await applyEvent(trx, platform, i.transactionId, immediate.event, ['PENDING'], settlement)
       : await transactions.transition(trx, platform, i.transactionId, 'PROCESSING', {}, { from: ['PENDING'] });
     if (!record) return undefined;
     if (record.status !== 'PROCESSING') return record;
-    const nowMs = clock.now(platform).getTime();
-    const jobs: JobSpec[] = steps.filter((step) => step !== immediate).map((step) => ({
-      kind: STEP_JOB,
-      payload: { transactionId: i.transactionId, currency: i.currency, event: step.event },
-      runAt: new Date(nowMs + step.afterMs),
-    }));
-    await enqueueJobs(trx, platform, jobs, clock);
+    await enqueueJobs(trx, platform, stepJobs(platform, i, steps.filter((step) => step !== immediate)), clock);
     return record;
+  }
+
+  async function ask(platform: PlatformRef, i: Initiation): Promise<RailAnswer> {
+    try {
+      return { plan: await railFor(platform).initiate(railRequest(platform, i)) };
+    } catch (error) {
+      return { error };
+    }
+  }
+
+  /**
+   * A simulated rail's answer, asked before the transfer is accepted (the sandbox rail reaches
+   * nothing, so asking early has no effect); undefined for a real rail, which is asked only once
+   * the transfer is committed.
+   */
+  async function askAhead(platform: PlatformRef, i: Initiation): Promise<RailAnswer | undefined> {
+    return railFor(platform).simulated ? ask(platform, i) : undefined;
+  }
+
+  /**
+   * The step jobs of an answer whose plan has nothing due at once, for a transfer accepted
+   * straight into PROCESSING; null when there is an outcome to apply after acceptance.
+   */
+  function laterSteps(platform: PlatformRef, i: Initiation, answer: RailAnswer | undefined): JobSpec[] | null {
+    if (!answer || !('plan' in answer)) return null;
+    const steps = inOrder(answer.plan);
+    return steps.length > 0 && steps[0].afterMs > 0 ? stepJobs(platform, i, steps) : null;
   }
 
   /** The job that re-drives the transfer if its initiation is never recorded; written with the transfer. */
@@ -139,29 +175,29 @@ export function createTransferDriver(deps: TransferDriverDeps) {
   }
 
   /**
-   * Starts an accepted (PENDING) transfer at the rail, outside any database transaction, then
-   * records the plan. A rail that refuses fails the transfer (releasing its hold). Returns the
-   * transfer as it now stands, undefined when another worker recorded the plan first, or
-   * UNREACHABLE when the rail could not be asked (the transfer stays PENDING for the recovery job).
+   * Starts an accepted (PENDING) transfer at the rail, outside any database transaction (or takes
+   * the rail's `answer` when it was asked ahead), then records the plan. A rail that refuses fails
+   * the transfer (releasing its hold). Returns the transfer as it now stands, undefined when
+   * another worker recorded the plan first, or UNREACHABLE when the rail could not be asked (the
+   * transfer stays PENDING for the recovery job).
    */
-  async function start(platform: PlatformRef, i: Initiation): Promise<TransactionRecord | 'UNREACHABLE' | undefined> {
+  async function start(platform: PlatformRef, i: Initiation, answer?: RailAnswer): Promise<TransactionRecord | 'UNREACHABLE' | undefined> {
     const settlement = await settlementAccount(platform, i.currency);
-    let plan: RailPlan;
-    try {
-      plan = await railFor(platform).initiate(railRequest(platform, i));
-    } catch (error) {
+    const asked = answer ?? (await ask(platform, i));
+    if ('error' in asked) {
+      const { error } = asked;
       if (!(error instanceof ServiceError)) {
         deps.log.warn({ err: error, transactionId: i.transactionId }, 'payment rail unreachable; the recovery job will retry');
         return 'UNREACHABLE';
       }
       return transact(database.db, (trx) => fail(trx, platform, i.transactionId, refusalDetail(error), ['PENDING']));
     }
-    return transact(database.db, (trx) => applyPlan(trx, platform, i, plan, settlement));
+    return transact(database.db, (trx) => applyPlan(trx, platform, i, asked.plan, settlement));
   }
 
   /** Request path: start the transfer and return it as it stands afterwards. */
-  async function initiate(platform: PlatformRef, i: Initiation): Promise<TransactionRecord> {
-    const started = await start(platform, i);
+  async function initiate(platform: PlatformRef, i: Initiation, answer?: RailAnswer): Promise<TransactionRecord> {
+    const started = await start(platform, i, answer);
     if (started && started !== 'UNREACHABLE') return started;
     return transactions.require(database.db, platform.id, i.transactionId);
   }
@@ -215,6 +251,8 @@ export function createTransferDriver(deps: TransferDriverDeps) {
 
   return {
     recoveryJob,
+    askAhead,
+    laterSteps,
     initiate,
     settlementAccount,
     /** Registers the job handlers (once, from the composition root). */

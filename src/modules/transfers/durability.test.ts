@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { apiClient, startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { sandboxRail } from '../rails/sandbox-rail.js';
+import { DRIVE_JOB, STEP_JOB } from './driver.js';
 
 let t: TestApp;
 let p: TestPlatform;
@@ -57,12 +58,26 @@ describe('Idempotency-Key on POST /transfer-out', () => {
     const again = await p.api.post('/transfer-out', out(c.usd, destination, 4_000), headers);
     expect(again.status).toBe(201);
     expect(again.headers['idempotent-replayed']).toBe('true');
-    // The stored response is the first commit: the transfer as accepted (GET shows where it stands).
-    expect(again.body).toMatchObject({ id: first.body.id, status: 'PENDING' });
+    // The sandbox rail's later outcome was planned in the acceptance itself: the replay is the first answer.
+    expect(again.body).toEqual(first.body);
     expect(await balance(t, c.usd)).toEqual({ available: 6_000, total: 10_000 });
     const listed = await p.api.get('/transactions', { customerId: c.id });
     expect(listed.body.totalCount).toBe(1);
     expect((await p.api.post('/transfer-out', out(c.usd, destination, 4_001), headers)).status).toBe(422);
+  });
+
+  it('a replay of a transfer the rail failed at once answers it as accepted, and releases nothing twice', async () => {
+    const c = await customerWithAccounts(p, 'Ivo Mmediate', 10_000);
+    const destination = await external(p, c.id, '002');
+    const headers = { 'idempotency-key': 'transfer-failed-at-once' };
+    const first = await p.api.post('/transfer-out', out(c.usd, destination, 4_000), headers);
+    expect(first.body).toMatchObject({ status: 'FAILED', failureDetail: 'INSUFFICIENT_FUNDS' });
+    const again = await p.api.post('/transfer-out', out(c.usd, destination, 4_000), headers);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    // The rail answered after the acceptance committed: the stored response is the transfer as accepted.
+    expect(again.body).toMatchObject({ id: first.body.id, status: 'PENDING' });
+    expect((await p.api.get(`/transactions/${first.body.id}`)).body.status).toBe('FAILED');
+    expect(await balance(t, c.usd)).toEqual({ available: 10_000, total: 10_000 });
   });
 });
 
@@ -102,6 +117,35 @@ describe('durable delays', () => {
     await p.api.post('/sandbox/clock/advance', { seconds: 29 });
     expect((await p.api.get(`/transactions/${slow.body.id}`)).body).toMatchObject({ status: 'FAILED', failureDetail: 'TIMEOUT' });
     expect(await balance(t, c.usd)).toEqual({ available: 3_000, total: 3_000 });
+    await ledgerIsClean(t, p.platform.id);
+  });
+
+  it("accepts a sandbox transfer with a later outcome straight into PROCESSING: its step job, no recovery job, both events in order", async () => {
+    const c = await customerWithAccounts(p, 'Stella Tement', 5_000);
+    const res = await p.api.post('/transfer-out', out(c.usd, await external(p, c.id, '001'), 1_000));
+    expect(res.body.status).toBe('PROCESSING');
+    const jobs = await t.corridor.database.db
+      .selectFrom('jobs')
+      .select('kind')
+      .where('kind', 'in', [STEP_JOB, DRIVE_JOB])
+      .where(sql<string>`payload->>'transactionId'`, '=', res.body.id)
+      .execute();
+    expect(jobs.map((j) => j.kind)).toEqual([STEP_JOB]);
+    const events = await t.corridor.database.db
+      .selectFrom('events')
+      .select(['type', sql<string>`data->>'status'`.as('status')])
+      .where('type', 'like', 'OUTGOING_PAYMENT.%')
+      .where(sql<string>`data->>'id'`, '=', res.body.id)
+      .orderBy('id')
+      .execute();
+    expect(events).toEqual([
+      { type: 'OUTGOING_PAYMENT.PENDING', status: 'PENDING' },
+      { type: 'OUTGOING_PAYMENT.PROCESSING', status: 'PROCESSING' },
+    ]);
+    expect(await balance(t, c.usd)).toEqual({ available: 4_000, total: 5_000 });
+    await p.api.post('/sandbox/clock/advance', { seconds: 1 });
+    expect((await p.api.get(`/transactions/${res.body.id}`)).body.status).toBe('COMPLETED');
+    expect(await balance(t, c.usd)).toEqual({ available: 4_000, total: 4_000 });
     await ledgerIsClean(t, p.platform.id);
   });
 

@@ -3,7 +3,8 @@ import type { Clock } from '../../core/clock.js';
 import { sql, type RawBuilder } from 'kysely';
 import { commitWrites, type ServiceContext } from '../../core/context.js';
 import { ServiceError } from '../../core/errors.js';
-import { jobRows, type JobRunner } from '../../core/jobs.js';
+import { newId } from '../../core/ids.js';
+import { jobRows, type JobRunner, type JobSpec } from '../../core/jobs.js';
 import { outboxWrites } from '../../core/outbox.js';
 import type { Database } from '../../db/database.js';
 import type { Clause } from '../../db/one-statement.js';
@@ -71,11 +72,14 @@ function draftOf(parties: TransferParties, agentId: string | undefined): NewTran
  * inside a database transaction:
  *
  * 1. accept: the PENDING transaction, the hold on the source (transfers out) and a recovery job,
- *    in one transaction (the Idempotency-Key record commits with it);
+ *    in one statement (the Idempotency-Key record commits with it);
  * 2. initiate: ask the rail, then record its plan: an immediate outcome at once, otherwise
  *    PROCESSING plus one job per later step.
  *
- * If the process dies between the two, the recovery job initiates the transfer again.
+ * If the process dies between the two, the recovery job initiates the transfer again. The
+ * sandbox rail, which reaches nothing, is asked before step 1 instead; when nothing of its plan
+ * is due at once, step 1 writes the transfer as PROCESSING with its step jobs and there is no
+ * step 2.
  */
 export function createTransferService(deps: TransferServiceDeps) {
   const { database, clock, ledger, transactions } = deps;
@@ -87,24 +91,32 @@ export function createTransferService(deps: TransferServiceDeps) {
     }
   }
 
-  /**
-   * Step 1: the PENDING transaction, its event, the recovery job and the hold (transfers out),
-   * committed together as one statement (with the Idempotency-Key record, which answers a replay
-   * with the transfer as accepted): the ledger call locks the source account's row only for that
-   * statement. An overdraft fails the statement, and nothing of it stays.
-   */
-  async function accept(ctx: ServiceContext<Platform>, parties: TransferParties, settlement: string): Promise<Initiation> {
-    const { platform } = ctx;
-    const { record, writes } = transactions.creation(platform, draftOf(parties, ctx.agentId));
-    const initiation: Initiation = {
-      transactionId: record.id,
+  function initiationOf(parties: TransferParties): Initiation {
+    return {
+      transactionId: newId('Transaction'),
       operation: parties.direction === 'OUTGOING' ? 'TRANSFER_OUT' : 'TRANSFER_IN',
       identifier: parties.external.identifier,
       accountType: parties.external.accountType,
       currency: parties.currency,
       amount: parties.amount,
     };
-    const all: Clause[] = [...writes, ...outboxWrites({ jobs: jobRows(platform, [driver.recoveryJob(platform, initiation)], clock) })];
+  }
+
+  /**
+   * Step 1: the transaction, its events, its jobs and the hold (transfers out), committed together
+   * as one statement (with the Idempotency-Key record, which answers a replay with the transfer as
+   * accepted): the ledger call locks the source account's row only for that statement. An
+   * overdraft fails the statement, and nothing of it stays. With `steps` (a simulated rail's
+   * plan, nothing due at once) the transfer is accepted straight into PROCESSING with its step
+   * jobs, and nothing is left for step 2; otherwise it is PENDING with a recovery job.
+   */
+  async function accept(ctx: ServiceContext<Platform>, parties: TransferParties, i: Initiation, settlement: string, steps: JobSpec[] | null) {
+    const { platform } = ctx;
+    const draft = { ...draftOf(parties, ctx.agentId), id: i.transactionId };
+    const moved = steps && transactions.creationMovedTo(platform, draft, 'PROCESSING');
+    const { record, writes } = moved ?? transactions.creation(platform, draft);
+    const jobs = moved ? steps : [driver.recoveryJob(platform, i)];
+    const all: Clause[] = [...writes, ...outboxWrites({ jobs: jobRows(platform, jobs, clock) })];
     let finish: RawBuilder<unknown> | undefined;
     if (parties.direction === 'OUTGOING') {
       const holdLeg = { debit: parties.internal.id, credit: settlement, amount: parties.amount, pending: true, code: 'TRANSFER_OUT' };
@@ -118,18 +130,21 @@ export function createTransferService(deps: TransferServiceDeps) {
     } catch (error) {
       throw ledger.explainError(error);
     }
-    return initiation;
+    return { record, started: moved !== null };
   }
 
   async function transfer(ctx: ServiceContext<Platform>, direction: Direction, input: TransferInput): Promise<TransactionView> {
-    const parties = await resolveParties(deps, ctx.platform, direction, input);
-    if (direction === 'OUTGOING' && parties.customer) deps.senderGate.check(ctx.platform, parties.customer);
-    requireRail(ctx.platform);
+    const { platform } = ctx;
+    const parties = await resolveParties(deps, platform, direction, input);
+    if (direction === 'OUTGOING' && parties.customer) deps.senderGate.check(platform, parties.customer);
+    requireRail(platform);
     // System accounts are created in their own transaction, so before ours opens.
-    const settlement = await driver.settlementAccount(ctx.platform, parties.currency);
-    const initiation = await accept(ctx, parties, settlement);
-    const record = await driver.initiate(ctx.platform, initiation);
-    return presentTransaction(record, ctx.platform.id);
+    const settlement = await driver.settlementAccount(platform, parties.currency);
+    const initiation = initiationOf(parties);
+    const answer = await driver.askAhead(platform, initiation);
+    const accepted = await accept(ctx, parties, initiation, settlement, driver.laterSteps(platform, initiation, answer));
+    const record = accepted.started ? accepted.record : await driver.initiate(platform, initiation, answer);
+    return presentTransaction(record, platform.id);
   }
 
   return {
