@@ -29,12 +29,13 @@ interface Pending {
 const pendingByTrx = new WeakMap<Executor, Pending>();
 
 // Events of a platform without a webhook endpoint are born SKIPPED: nobody is there to deliver
-// them to, and the delivery worker never has to look at them.
+// them to, and the delivery worker never has to look at them. (For inserts joining `platforms p`.)
+const DELIVERY_STATE = sql`case when p.webhook_endpoint is null then 'SKIPPED' else 'PENDING' end`;
+
 function eventsInsert(rows: EventRow[]): Write {
   return sql`
     insert into events (id, platform_id, type, data, created_at, delivery_state)
-    select e.id, e.platform_id, e.type, e.data::json, e.created_at,
-           case when p.webhook_endpoint is null then 'SKIPPED' else 'PENDING' end
+    select e.id, e.platform_id, e.type, e.data::json, e.created_at, ${DELIVERY_STATE}
     from unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.platform_id)}::text[], ${rows.map((r) => r.type)}::text[],
                 ${rows.map((r) => r.data)}::text[], ${rows.map((r) => r.created_at)}::timestamptz[])
          as e(id, platform_id, type, data, created_at)
@@ -60,20 +61,21 @@ export interface BalanceEventRow extends Omit<EventRow, 'data'> {
 }
 
 /**
- * The insert of balance events, for a statement that has a CTE named `balances` with the
- * columns (account_id, available, posted): one event per row of `rows` whose account is there.
+ * The insert of balance events (none for no rows), for a statement that has a clause named
+ * `balances` with the columns (account_id, available, posted): one event per row of `rows` whose
+ * account is there.
  */
-export function balanceEventsInsert(rows: BalanceEventRow[], balances: string): Write {
-  return sql`
+export function balanceEventWrites(rows: BalanceEventRow[]): Write[] {
+  if (rows.length === 0) return [];
+  return [sql`
     insert into events (id, platform_id, type, data, created_at, delivery_state)
-    select e.id, e.platform_id, e.type, (e.head || b.available || e.middle || b.posted || e.tail)::json, e.created_at,
-           case when p.webhook_endpoint is null then 'SKIPPED' else 'PENDING' end
+    select e.id, e.platform_id, e.type, (e.head || b.available || e.middle || b.posted || e.tail)::json, e.created_at, ${DELIVERY_STATE}
     from unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.platform_id)}::text[], ${rows.map((r) => r.type)}::text[],
                 ${rows.map((r) => r.account_id)}::text[], ${rows.map((r) => r.parts[0])}::text[], ${rows.map((r) => r.parts[1])}::text[],
                 ${rows.map((r) => r.parts[2])}::text[], ${rows.map((r) => r.created_at)}::timestamptz[])
          as e(id, platform_id, type, account_id, head, middle, tail, created_at)
-    join ${sql.table(balances)} b on b.account_id = e.account_id
-    join platforms p on p.id = e.platform_id`;
+    join balances b on b.account_id = e.account_id
+    join platforms p on p.id = e.platform_id`];
 }
 
 /** The inserts of these events and jobs, for `writeAsOne` beside the change that caused them. */

@@ -1,7 +1,7 @@
 import type { Clock } from '../../core/clock.js';
 import type { PlatformRef } from '../../core/context.js';
 import type { RawBuilder } from 'kysely';
-import { balanceEventsInsert, takeOutboxWrites, type BalanceEventRow } from '../../core/outbox.js';
+import { balanceEventWrites, takeOutboxWrites, type BalanceEventRow } from '../../core/outbox.js';
 import type { Database, Executor, Trx } from '../../db/database.js';
 import * as repo from './repository.js';
 import { mapLedgerError, recordCall, recordLegs, resolvePending, transactionsWithPendingLegs, transfersOf, type BalanceChange, type Leg, type ResolveTarget } from './transfers.js';
@@ -112,7 +112,7 @@ export function createLedgerService({ database, clock }: LedgerServiceDeps) {
       const balanceEvents = announcer ? await announcer.prepare(ex, platform, accountsOf(legs)) : null;
       if (!balanceEvents || legs.length === 0) return null;
       const call = recordCall(platform.id, transactionId, legs, clock.now(platform));
-      return { call, writes: balanceEvents.length > 0 ? [balanceEventsInsert(balanceEvents, 'balances')] : [] };
+      return { call, writes: balanceEventWrites(balanceEvents) };
     },
     explainError: mapLedgerError,
     /** Posts or voids a transaction's pending legs (or the given transfers); idempotent. */

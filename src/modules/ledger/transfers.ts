@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import { ServiceError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
-import { balanceEventsInsert, type BalanceEventRow } from '../../core/outbox.js';
+import { balanceEventWrites, type BalanceEventRow } from '../../core/outbox.js';
 import { isCheckViolation, type Executor, type Trx } from '../../db/database.js';
 import { statementOf, type Write } from '../../db/one-statement.js';
 
@@ -103,9 +103,8 @@ export async function recordLegs(
 ): Promise<BalanceChange[]> {
   if (legs.length === 0) return [];
   const call = recordCall(platformId, transactionId, legs, now);
-  const events = riders.balanceEvents.length > 0 ? [balanceEventsInsert(riders.balanceEvents, 'balances')] : [];
   try {
-    const writes = [...events, ...riders.writes];
+    const writes = [...balanceEventWrites(riders.balanceEvents), ...riders.writes];
     const statement = writes.length === 0 ? call : statementOf([{ as: 'balances', query: call }, ...writes], sql<BalanceRow>`select * from balances`);
     const { rows } = await statement.execute(trx);
     return toChanges(rows);

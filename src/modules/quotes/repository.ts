@@ -228,6 +228,13 @@ export async function claimForExecution(ex: Executor, claim: Claim): Promise<Quo
   return (await claimAndMove(ex, claim))?.quote;
 }
 
+/** The insert of `job`, once for each row the statement's clause `clause` returned (none: no job). */
+function jobInsertFrom(clause: 'claimed' | 'planned', platform: ClockSubject & { id: string }, job: ScheduledJob) {
+  const v = jobRow(platform, job);
+  return sql`insert into jobs (platform_id, kind, payload, due_at, max_attempts)
+    select ${v.platform_id}, ${v.kind}, ${v.payload}::jsonb, ${v.due_at}::timestamptz, ${v.max_attempts} from ${sql.table(clause)}`;
+}
+
 /** True inside a statement with `claimClauses` once the quote was claimed (to guard what it carries). */
 export const CLAIMED: Expression<SqlBool> = sql<SqlBool>`exists (select 1 from claimed)`;
 
@@ -238,11 +245,7 @@ export function claimClauses({ platform, id, to, now, followUp, plan }: Claim): 
     update quotes set status = ${to}, executed_at = ${now}, updated_at = ${now}${planned}
     where platform_id = ${platform.id} and id = ${id} and status = 'PENDING' and expires_at > ${now}
     returning *`;
-  const v = followUp && jobRow(platform, followUp);
-  const job = v
-    ? [sql`insert into jobs (platform_id, kind, payload, due_at, max_attempts)
-           select ${v.platform_id}, ${v.kind}, ${v.payload}::jsonb, ${v.due_at}::timestamptz, ${v.max_attempts} from claimed`]
-    : [];
+  const job = followUp ? [jobInsertFrom('claimed', platform, followUp)] : [];
   return [{ as: 'claimed', query: claimed }, ...job];
 }
 
@@ -329,14 +332,12 @@ export async function recordRailPlanAndSchedule(
   at: Date,
   job: ScheduledJob,
 ): Promise<boolean> {
-  const v = jobRow(platform, job);
   const result = await sql<{ id: number }>`
     with planned as (
       update quotes set rail_plan = ${toJson(plan)}::jsonb, rail_initiated_at = ${at}, next_step = 0, updated_at = ${at}
       where platform_id = ${platform.id} and id = ${id} and rail_plan is null
       returning id)
-    insert into jobs (platform_id, kind, payload, due_at, max_attempts)
-    select ${v.platform_id}, ${v.kind}, ${v.payload}::jsonb, ${v.due_at}::timestamptz, ${v.max_attempts} from planned
+    ${jobInsertFrom('planned', platform, job)}
     returning id`.execute(ex);
   return result.rows.length > 0;
 }

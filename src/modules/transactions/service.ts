@@ -80,6 +80,13 @@ export function createTransactionService({ database, clock }: TransactionService
   /** What other domains do when a transaction changes status, in the same transaction (agents fail the action of a failed payment). */
   const hooks: { transitioned: TransitionHook[] } = { transitioned: [] };
 
+  /**
+   * Whether `from` → `to` may be written inside a caller's statement: the lifecycle allows it and
+   * no hook (hooks need a transaction) watches `to`.
+   */
+  const movableInStatement = (from: TransactionStatus, to: TransactionStatus) =>
+    statusesBefore(to).includes(from) && !hooks.transitioned.some((h) => h.statuses.includes(to));
+
   /** The events a transaction announces as it enters its current status. */
   function announcements(platform: PlatformRef, record: TransactionRecord): NewEvent[] {
     // INCOMING_PAYMENT.PENDING asks the platform to approve (its answer decides the payment), so
@@ -108,7 +115,7 @@ export function createTransactionService({ database, clock }: TransactionService
    * does not allow the move or a hook watches `to` (hooks need a transaction).
    */
   function creationMovedTo(platform: PlatformRef, draft: NewTransaction, to: TransactionStatus): { record: TransactionRecord; writes: Write[] } | null {
-    if (!statusesBefore(to).includes(draft.status) || hooks.transitioned.some((h) => h.statuses.includes(to))) return null;
+    if (!movableInStatement(draft.status, to)) return null;
     const created = newRecord(platform, draft);
     const record: TransactionRecord = { ...created, status: to };
     checkReason(record);
@@ -190,7 +197,7 @@ export function createTransactionService({ database, clock }: TransactionService
    * Null when a hook would have to run (hooks need a transaction).
    */
   function transitionFrom(platform: PlatformRef, known: TransactionRecord, to: TransactionStatus, patch: TransitionPatch, onlyIf: Expression<SqlBool>) {
-    if (!statusesBefore(to).includes(known.status) || hooks.transitioned.some((h) => h.statuses.includes(to))) return null;
+    if (!movableInStatement(known.status, to)) return null;
     const now = clock.now(platform);
     const changes = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
     const record: TransactionRecord = { ...known, ...changes, status: to, updatedAt: now };
