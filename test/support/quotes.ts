@@ -1,6 +1,8 @@
 // Helpers shared by the quotes tests.
 import { sql } from 'kysely';
 import { expect } from 'vitest';
+import type { TransactionStatus } from '../../src/modules/transactions/lifecycle.js';
+import type { TransitionHook } from '../../src/modules/transactions/service.js';
 import type { ApiResponse, TestApp, TestPlatform } from './app.js';
 
 let counter = 100_000 + Math.floor(Math.random() * 800_000);
@@ -77,4 +79,16 @@ export async function legsOf(t: TestApp, platformId: string, transactionId: stri
 
 export function advance(p: TestPlatform, seconds: number) {
   return p.api.post('/sandbox/clock/advance', { seconds });
+}
+
+/**
+ * Registers a transition hook on `statuses` (as another module would) until `stop`: a hook needs
+ * a transaction, so a payment moving into one of them must take its transactional path.
+ */
+export function watchTransitions(t: TestApp, statuses: TransactionStatus[]) {
+  const { hooks } = t.corridor.services.transactions;
+  const seen: string[] = [];
+  const hook: TransitionHook = { statuses, run: async (_trx, _platform, record) => void seen.push(`${record.id} ${record.status}`) };
+  hooks.transitioned.push(hook);
+  return { seen, stop: () => void hooks.transitioned.splice(hooks.transitioned.indexOf(hook), 1) };
 }

@@ -14,6 +14,7 @@ import {
   newCustomer,
   transactionEvents,
   usdAccount,
+  watchTransitions,
   type TestCustomer,
 } from '../../../test/support/quotes.js';
 
@@ -100,6 +101,19 @@ describe('sandbox outcomes of a payout (SPEC 4.7, by the external account suffix
     expect(after.legs).toEqual(POSTED);
     expect(await balances(t, account)).toEqual({ available: FUNDS - 10_000, posted: FUNDS - 10_000 });
     await expectLedgerClean(t, p.platform.id);
+  });
+
+  it('runs a transition hook watching PROCESSING: the execution then takes its transactional path', async () => {
+    const { quote } = await scenario('001');
+    const watch = watchTransitions(t, ['PROCESSING']);
+    try {
+      expect((await p.api.post(`/quotes/${quote.id}/execute`)).body.status).toBe('PROCESSING');
+    } finally {
+      watch.stop();
+    }
+    expect(watch.seen).toEqual([`${quote.transactionId} PROCESSING`]);
+    await advance(p, 2); // completes it, so that no job of it is left for the tests after this one
+    expect((await p.api.get(`/transactions/${quote.transactionId}`)).body.status).toBe('COMPLETED');
   });
 
   it("stores the sandbox rail's plan with the claim: the first step's job is scheduled, no recovery job", async () => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { apiClient, startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { sandboxRail } from '../rails/sandbox-rail.js';
 import { DRIVE_JOB, STEP_JOB } from './driver.js';
+import { watchTransitions } from '../../../test/support/quotes.js';
 
 let t: TestApp;
 let p: TestPlatform;
@@ -147,6 +148,21 @@ describe('durable delays', () => {
     expect((await p.api.get(`/transactions/${res.body.id}`)).body.status).toBe('COMPLETED');
     expect(await balance(t, c.usd)).toEqual({ available: 4_000, total: 4_000 });
     await ledgerIsClean(t, p.platform.id);
+  });
+
+  it('runs a transition hook watching PROCESSING: the transfer is then accepted PENDING and moved in a transaction', async () => {
+    const c = await customerWithAccounts(p, 'Hugo Oked', 5_000);
+    const destination = await external(p, c.id, '001');
+    const watch = watchTransitions(t, ['PROCESSING']);
+    let res;
+    try {
+      res = await p.api.post('/transfer-out', out(c.usd, destination, 1_000));
+    } finally {
+      watch.stop();
+    }
+    expect(res.body.status).toBe('PROCESSING');
+    expect(watch.seen).toEqual([`${res.body.id} PROCESSING`]);
+    expect(await balance(t, c.usd)).toEqual({ available: 4_000, total: 5_000 });
   });
 
   it('a transfer whose rail call never happened is initiated by the recovery job', async () => {
