@@ -86,6 +86,22 @@ describe('POST /quotes', () => {
     expect(res.body.rateDetails.serviceApiMultiplier / base).toBeCloseTo(0.99 / 0.9975, 9);
   });
 
+  it('prices with the new fee schedule as soon as it is changed (pricing terms are cached)', async () => {
+    const q3 = await t.createPlatform();
+    const dave = await newCustomer(q3);
+    const ext = await usdAccount(q3, dave.id);
+    const body = { source: fromEur(dave.accounts.EUR), destination: to(ext), lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 20_000 };
+    const before = await q3.api.post('/quotes', body);
+    expect(before.status).toBe(201);
+    const fees = { variableFeeRate: 0.01, fixedFees: [{ currencyCode: 'EUR', amount: 75 }], fxSpreadBps: 100 };
+    expect((await q3.api.patch('/config', { fees })).status).toBe(200);
+    const after = await q3.api.post('/quotes', body);
+    expect(after.status).toBe(201);
+    expect(before.body.feesIncluded).not.toBe(75 + 200);
+    expect(after.body.feesIncluded).toBe(75 + 200);
+    expect(after.body.rateDetails.serviceApiMultiplier / before.body.rateDetails.serviceApiMultiplier).toBeCloseTo(0.99 / 0.9975, 9);
+  });
+
   it('locks the receiving side', async () => {
     const res = await p.api.post('/quotes', quoteBody({ lockedCurrencySide: 'RECEIVING', lockedCurrencyAmount: 5_000 }));
     expect(res.status).toBe(201);

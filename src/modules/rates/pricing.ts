@@ -256,8 +256,12 @@ export function priceReceivingLocked(amount: number, terms: PricingTerms): Price
   return priced(sending, receiving, outcomeOf(sending, terms), terms);
 }
 
+/** Prices the locked amount on terms already worked out (and perhaps cached) for its pair. */
+export function priceWithTerms(lockedSide: LockedSide, amount: number, terms: PricingTerms): PricedQuote {
+  return lockedSide === 'SENDING' ? priceSendingLocked(amount, terms) : priceReceivingLocked(amount, terms);
+}
+
 /** Prices a quote: the single entry point quotes and exchange rates share. */
 export function priceQuote(request: PriceRequest): PricedQuote {
-  const terms = pricingTerms(request.sending, request.receiving, request.fees, request.rates);
-  return request.lockedSide === 'SENDING' ? priceSendingLocked(request.amount, terms) : priceReceivingLocked(request.amount, terms);
+  return priceWithTerms(request.lockedSide, request.amount, pricingTerms(request.sending, request.receiving, request.fees, request.rates));
 }

@@ -7,7 +7,7 @@ import { Dec } from './decimal.js';
 import {
   AmountTooLargeError,
   AmountTooSmallError,
-  priceQuote,
+  priceWithTerms,
   priceSendingLocked,
   pricingTerms,
   type LockedSide,
@@ -135,7 +135,8 @@ export function createRateService(deps: RateServiceDeps) {
 
   /** Prices a quote with the platform's fee schedule and the cached rates. */
   async function price(platform: Pick<Platform, 'fees'>, input: PriceInput): Promise<PricedQuote> {
-    return priceQuote({ ...input, fees: platform.fees, rates: await getRates() });
+    const terms = termsFor(input.sending, input.receiving, platform.fees, await getRates());
+    return priceWithTerms(input.lockedSide, input.amount, terms);
   }
 
   /** Receiving major units per sending major unit after the platform's spread (for lookups). */
