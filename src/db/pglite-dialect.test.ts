@@ -49,4 +49,28 @@ describe('PGliteDialect', () => {
     await read;
     expect(outside).toEqual([2]);
   });
+
+  it('prepares each parameterized statement once, with values and results as PGlite.query gives them', async () => {
+    await sql`create table kinds (id int primary key, doc jsonb, at timestamptz, tags text[])`.execute(db);
+    const at = new Date('2026-01-01T00:00:00Z');
+    const insert = (id: number) => sql`insert into kinds values (${id}, ${'{"amount":"€1"}'}::jsonb, ${at}, ${['a', 'b"c']})`.execute(db);
+    await insert(1);
+    await insert(2);
+    const { rows } = await sql`select * from kinds where id = ${1}`.execute(db);
+    expect(rows).toEqual([{ id: 1, doc: { amount: '€1' }, at, tags: ['a', 'b"c'] }]);
+    const prepared = await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements where statement like ${'insert into kinds%'}`.execute(db);
+    expect(prepared.rows[0].n).toBe(1);
+    expect((await sql`update kinds set id = id + ${10} where id > ${0}`.execute(db)).numAffectedRows).toBe(2n);
+  });
+
+  it('reports a failed statement and goes on; a statement whose table changed shape is prepared again', async () => {
+    await sql`create table once (id int primary key)`.execute(db);
+    const insert = () => sql`insert into once values (${1})`.execute(db);
+    await insert();
+    await expect(insert()).rejects.toMatchObject({ code: '23505' });
+    const read = () => sql`select * from once where id = ${1}`.execute(db);
+    expect((await read()).rows).toEqual([{ id: 1 }]);
+    await sql`alter table once add column note text`.execute(db);
+    expect((await read()).rows).toEqual([{ id: 1, note: null }]);
+  });
 });

@@ -1,4 +1,4 @@
-import type { PGlite } from '@electric-sql/pglite';
+import type { PGlite, Results } from '@electric-sql/pglite';
 import {
   CompiledQuery,
   PostgresAdapter,
@@ -11,6 +11,13 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
+
+// PGlite's wire-protocol helpers, loaded with PGlite itself (a server on PostgreSQL never loads it).
+let pgliteModule: Promise<typeof import('@electric-sql/pglite')> | undefined;
+const wire = async () => {
+  const { protocol, parse } = await (pgliteModule ??= import('@electric-sql/pglite'));
+  return { serialize: protocol.serialize, parse };
+};
 
 /**
  * Kysely dialect for PGlite. PGlite is one in-process connection, so the driver hands it out to
@@ -90,8 +97,22 @@ class PGliteDriver implements Driver {
   async destroy(): Promise<void> {}
 }
 
+/** Distinct statement texts kept prepared; past this, statements are parsed and planned each time. */
+const MAX_PREPARED = 500;
+
+interface Prepared {
+  name: string;
+  /** Type oids of the parameters, to serialize each value the way `PGlite.query` would. */
+  paramTypes: number[];
+}
+
+/** A statement PostgreSQL refuses to reuse because a table it reads changed shape (after DDL). */
+const isStalePlan = (error: unknown) => (error as { code?: string }).code === '0A000' && /cached plan/.test(String((error as Error).message));
+
 class PGliteConnection implements DatabaseConnection {
   release?: () => void;
+  private readonly prepared = new Map<string, Prepared>();
+  private preparedCount = 0;
 
   constructor(private readonly pglite: PGlite) {}
 
@@ -102,8 +123,50 @@ class PGliteConnection implements DatabaseConnection {
       const last = results[results.length - 1];
       return { rows: (last?.rows ?? []) as R[], numAffectedRows: BigInt(last?.affectedRows ?? 0) };
     }
-    const result = await this.pglite.query<R>(compiled.sql, compiled.parameters as unknown[]);
+    const params = compiled.parameters as unknown[];
+    const result = await this.pglite.runExclusive(() => this.runPrepared<R>(compiled.sql, params));
     return { rows: result.rows, numAffectedRows: BigInt(result.affectedRows ?? 0) };
+  }
+
+  /**
+   * Runs a parameterized statement as a named prepared statement: parsed and planned once, then
+   * bound and executed in one exchange (`PGlite.query` parses, plans and describes every call, in
+   * six exchanges). Falls back to `query` once MAX_PREPARED texts are kept.
+   */
+  private async runPrepared<R>(text: string, params: unknown[], retried = false): Promise<Results<R>> {
+    const statement = this.prepared.get(text) ?? (this.prepared.size < MAX_PREPARED ? await this.prepare(text) : undefined);
+    if (!statement) return this.pglite.query<R>(text, params);
+    const { serialize, parse } = await wire();
+    const values = params.map((value, i) => {
+      if (value === null || value === undefined) return null;
+      const serializer = this.pglite.serializers[statement.paramTypes[i]];
+      return serializer ? serializer(value) : String(value);
+    });
+    try {
+      const { messages } = await this.pglite.execProtocol(
+        Buffer.concat([serialize.bind({ statement: statement.name, values }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]),
+      );
+      return parse.parseResults(messages, this.pglite.parsers)[0] as Results<R>;
+    } catch (error) {
+      if (retried || !isStalePlan(error)) throw error;
+      await this.forget(text, statement);
+      return this.runPrepared(text, params, true);
+    }
+  }
+
+  private async prepare(text: string): Promise<Prepared> {
+    const { serialize, parse } = await wire();
+    const name = `corridor_${++this.preparedCount}`;
+    const { messages } = await this.pglite.execProtocol(Buffer.concat([serialize.parse({ name, text }), serialize.describe({ type: 'S', name }), serialize.sync()]));
+    const statement = { name, paramTypes: parse.parseDescribeStatementResults(messages) };
+    this.prepared.set(text, statement);
+    return statement;
+  }
+
+  private async forget(text: string, statement: Prepared): Promise<void> {
+    const { serialize } = await wire();
+    this.prepared.delete(text);
+    await this.pglite.execProtocol(Buffer.concat([serialize.close({ type: 'S', name: statement.name }), serialize.sync()]));
   }
 
   // eslint-disable-next-line require-yield
