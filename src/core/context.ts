@@ -24,18 +24,19 @@ export interface ServiceContext<P extends PlatformRef = PlatformRef> {
   agentId?: string;
   /**
    * Commits writes that need no reads in between, with whatever `tx` would attach to them, in
-   * as few round trips as the context allows; resolves to `result`. Optional: `commitWrites`
-   * falls back to `tx`.
+   * as few round trips as the context allows; resolves to `result`. With `batch` (a kind of
+   * write), they may share a statement with concurrent writes of that kind (`createWriteBatcher`
+   * says which writes may). Optional: `commitWrites` falls back to `tx`.
    */
-  commitWrites?: <T>(writes: Clause[], result: T, finish?: RawBuilder<unknown>) => Promise<T>;
+  commitWrites?: <T>(writes: Clause[], result: T, finish?: RawBuilder<unknown>, batch?: string) => Promise<T>;
 }
 
 /**
  * Commits `writes` (one statement, see `writeAsOne` for `finish`) the cheapest way `ctx` offers;
  * resolves to `result`.
  */
-export function commitWrites<T>(ctx: ServiceContext, writes: Clause[], result: T, finish?: RawBuilder<unknown>): Promise<T> {
-  if (ctx.commitWrites) return ctx.commitWrites(writes, result, finish);
+export function commitWrites<T>(ctx: ServiceContext, writes: Clause[], result: T, finish?: RawBuilder<unknown>, batch?: string): Promise<T> {
+  if (ctx.commitWrites) return ctx.commitWrites(writes, result, finish, batch);
   return ctx.tx(async (trx) => {
     await writeAsOne(trx, writes, finish);
     return result;

@@ -15,7 +15,7 @@ export interface Named {
 
 export type Clause = Write | Named;
 
-const isNamed = (clause: Clause): clause is Named => typeof (clause as Named).as === 'string';
+export const isNamed = (clause: Clause): clause is Named => typeof (clause as Named).as === 'string';
 
 /**
  * Runs writes as one statement, each in its own WITH clause: one round trip, and atomic even

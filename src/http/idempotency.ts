@@ -8,6 +8,7 @@ import { sha256Hex } from '../core/secrets.js';
 import type { Database, Trx } from '../db/database.js';
 import { toJson } from '../db/database.js';
 import { writeAsOne } from '../db/one-statement.js';
+import { createWriteBatcher } from '../db/write-batcher.js';
 import type { Json } from '../db/schema.js';
 import type { Platform } from '../modules/platform/service.js';
 import { transact } from '../db/transact.js';
@@ -69,6 +70,7 @@ function requestHash(request: FastifyRequest): string {
  */
 export function installIdempotency(app: FastifyInstance, deps: { database: Database; clock: Clock }): void {
   const { db } = deps.database;
+  const batcher = createWriteBatcher(db);
 
   function responseUpdate(ex: Trx | typeof db, claim: IdempotencyClaim, status: number, body: unknown) {
     return ex
@@ -94,15 +96,14 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
           if (claim && !claim.recorded) await storeResponse(trx, claim, claim.successStatus, result);
           return result;
         }),
-      // Without a transaction: the writes and the idempotency record are one statement.
-      commitWrites: async (writes, result, finish) => {
+      // Without a transaction: the writes and the idempotency record are one statement, shared
+      // with other requests' writes of the same kind when `batch` allows (the key's row is this
+      // request's own).
+      commitWrites: async (writes, result, finish, batch) => {
         const claim = request.idempotency;
-        if (!claim || claim.recorded) {
-          await writeAsOne(db, writes, finish);
-          return result;
-        }
-        await writeAsOne(db, [...writes, responseUpdate(db, claim, claim.successStatus, result)], finish);
-        claim.recorded = true;
+        const all = claim && !claim.recorded ? [...writes, responseUpdate(db, claim, claim.successStatus, result)] : writes;
+        await (batch ? batcher.write(batch, all, finish) : writeAsOne(db, all, finish));
+        if (claim) claim.recorded = true;
         return result;
       },
     };

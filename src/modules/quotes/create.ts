@@ -322,7 +322,8 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
     const transaction = transactions.creation(platform, transactionDraft(q, source, destination));
     const writes = [repo.quoteInsert(database.db, q), ...outboxWrites({ jobs: jobRows(platform, [expiry], clock) }), ...transaction.writes];
     const finish = sql`select corridor_expect(${checks.holds()}, 'a row this quote was decided on changed')`;
-    const view = await commitWrites(ctx, writes, presentQuote(q), finish);
+    // Only new rows: concurrent quotes may share the statement.
+    const view = await commitWrites(ctx, writes, presentQuote(q), finish, 'quote');
     execution.remember(q, transaction.record);
     return view;
   }

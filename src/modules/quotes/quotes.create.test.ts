@@ -137,6 +137,32 @@ describe('POST /quotes', () => {
     const different = await p.api.post('/quotes', quoteBody({ lockedCurrencyAmount: 10_001 }), headers);
     expectError(different, 422, 'IDEMPOTENCY_KEY_MISMATCH');
   });
+
+  it('makes concurrent quotes (whose writes may share statements) each whole: its quote, transaction, event, expiry job and stored response', async () => {
+    const keys = Array.from({ length: 24 }, (_, i) => (i % 2 === 0 ? `burst-${Date.now()}-${i}` : null));
+    const send = (key: string | null, amount: number) => p.api.post('/quotes', quoteBody({ lockedCurrencyAmount: amount }), key ? { 'idempotency-key': key } : {});
+    const quotes = await Promise.all(keys.map((key, i) => send(key, 10_000 + i)));
+    expect(quotes.map((r) => r.status)).toEqual(keys.map(() => 201));
+    expect(new Set(quotes.map((r) => r.body.id)).size).toBe(keys.length);
+    expect(quotes.map((r) => r.body.totalSendingAmount)).toEqual(keys.map((_, i) => 10_000 + i));
+    for (const { body: q } of quotes) {
+      expect(await transactionEvents(t, p.platform.id, q.transactionId)).toEqual(['OUTGOING_PAYMENT.PENDING']);
+      expect((await p.api.get(`/transactions/${q.transactionId}`)).body).toMatchObject({ status: 'PENDING', quoteId: q.id });
+    }
+    const expiries = await t.corridor.database.db
+      .selectFrom('jobs')
+      .select(sql<string>`payload->>'quoteId'`.as('quoteId'))
+      .where('kind', '=', 'quote.expire')
+      .where(sql<string>`payload->>'quoteId'`, 'in', quotes.map((r) => r.body.id))
+      .execute();
+    expect(expiries).toHaveLength(keys.length);
+    const replays = await Promise.all(keys.map((key, i) => (key ? send(key, 10_000 + i) : null)));
+    replays.forEach((replay, i) => {
+      if (!replay) return;
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.body).toEqual(quotes[i].body);
+    });
+  });
 });
 
 describe('POST /quotes: bad input', () => {
