@@ -35,12 +35,13 @@ const DELIVERY_STATE = sql`case when p.webhook_endpoint is null then 'SKIPPED' e
 // The data travel as one JSON array rather than a text[]: an array literal escapes every quote
 // of every document, which made the driver's parameter encoding a visible cost of each write.
 function eventsInsert(rows: EventRow[]): Write {
+  const documents = `[${rows.map((r) => r.data).join(',')}]`;
   return sql`
     insert into events (id, platform_id, type, data, created_at, delivery_state)
     select e.id, e.platform_id, e.type, d.data, e.created_at, ${DELIVERY_STATE}
     from unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.platform_id)}::text[], ${rows.map((r) => r.type)}::text[],
                 ${rows.map((r) => r.created_at)}::timestamptz[]) with ordinality as e(id, platform_id, type, created_at, n)
-    join json_array_elements(${`[${rows.map((r) => r.data).join(',')}]`}::json) with ordinality as d(data, n) on d.n = e.n
+    join json_array_elements(${documents}::json) with ordinality as d(data, n) on d.n = e.n
     join platforms p on p.id = e.platform_id`;
 }
 

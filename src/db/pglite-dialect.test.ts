@@ -73,4 +73,9 @@ describe('PGliteDialect', () => {
     await sql`alter table once add column note text`.execute(db);
     expect((await read()).rows).toEqual([{ id: 1, note: null }]);
   });
+
+  it('runs statements past the prepared ones it keeps through PGlite.query', async () => {
+    const texts = Array.from({ length: 520 }, (_, i) => sql<{ n: number }>`select ${i}::int as ${sql.id(`n${i}`)}`);
+    for (const [i, text] of texts.entries()) expect((await text.execute(db)).rows).toEqual([{ [`n${i}`]: i }]);
+  });
 });

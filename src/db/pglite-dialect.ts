@@ -97,7 +97,7 @@ class PGliteDriver implements Driver {
   async destroy(): Promise<void> {}
 }
 
-/** Distinct statement texts kept prepared; past this, statements are parsed and planned each time. */
+/** Distinct statement texts kept prepared; past this, new texts go through `PGlite.query` (parsed and planned each time). */
 const MAX_PREPARED = 500;
 
 interface Prepared {
@@ -124,18 +124,19 @@ class PGliteConnection implements DatabaseConnection {
       return { rows: (last?.rows ?? []) as R[], numAffectedRows: BigInt(last?.affectedRows ?? 0) };
     }
     const params = compiled.parameters as unknown[];
-    const result = await this.pglite.runExclusive(() => this.runPrepared<R>(compiled.sql, params));
+    const full = this.prepared.size >= MAX_PREPARED && !this.prepared.has(compiled.sql);
+    // `query` takes PGlite's lock itself, so it must not run inside `runExclusive`.
+    const result = full ? await this.pglite.query<R>(compiled.sql, params) : await this.pglite.runExclusive(() => this.runPrepared<R>(compiled.sql, params));
     return { rows: result.rows, numAffectedRows: BigInt(result.affectedRows ?? 0) };
   }
 
   /**
    * Runs a parameterized statement as a named prepared statement: parsed and planned once, then
    * bound and executed in one exchange (`PGlite.query` parses, plans and describes every call, in
-   * six exchanges). Falls back to `query` once MAX_PREPARED texts are kept.
+   * six exchanges).
    */
   private async runPrepared<R>(text: string, params: unknown[], retried = false): Promise<Results<R>> {
-    const statement = this.prepared.get(text) ?? (this.prepared.size < MAX_PREPARED ? await this.prepare(text) : undefined);
-    if (!statement) return this.pglite.query<R>(text, params);
+    const statement = this.prepared.get(text) ?? (await this.prepare(text));
     const { serialize, parse } = await wire();
     const values = params.map((value, i) => {
       if (value === null || value === undefined) return null;

@@ -98,5 +98,3 @@ export function createWriteBatcher(db: Kysely<DB>, { maxInFlight = 4, maxBatch =
 
   return { write };
 }
-
-export type WriteBatcher = ReturnType<typeof createWriteBatcher>;
