@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
 import { systemClock } from './clock.js';
@@ -19,6 +20,16 @@ describe('event outbox', () => {
     const [pending] = await emitEvents(db, hooked.platform, [{ type: 'TEST', data: {} }], systemClock);
     const states = await db.selectFrom('events').select(['id', 'delivery_state']).where('id', 'in', [skipped, pending]).execute();
     expect(Object.fromEntries(states.map((s) => [s.id, s.delivery_state]))).toEqual({ [skipped]: 'SKIPPED', [pending]: 'PENDING' });
+  });
+
+  it('events written together each keep their own data, byte for byte', async () => {
+    const quiet = await t.createPlatform();
+    const { db } = t.corridor.database;
+    const data = [{ n: 1, symbol: '€' }, { n: 2, note: 'say "hi"\\n' }, { n: 3, nested: { list: [1, 'two'] } }];
+    const ids = await emitEvents(db, quiet.platform, data.map((d, i) => ({ type: `TEST_${i}`, data: d })), systemClock);
+    const rows = await db.selectFrom('events').select(['id', 'type', sql<string>`data::text`.as('text')]).where('id', 'in', ids).execute();
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    expect(ids.map((id) => byId.get(id))).toEqual(ids.map((id, i) => ({ id, type: `TEST_${i}`, text: JSON.stringify(data[i]) })));
   });
 
   it('pruning removes finished events older than the cut-off and keeps those still to deliver', async () => {

@@ -63,12 +63,14 @@ describe('PGliteDialect', () => {
     expect((await sql`update kinds set id = id + ${10} where id > ${0}`.execute(db)).numAffectedRows).toBe(2n);
   });
 
-  it('reports a failed statement and goes on; a statement whose table changed shape is prepared again', async () => {
+  it('reports a statement that fails to run or to prepare and goes on; a statement whose table changed shape is prepared again', async () => {
     await sql`create table once (id int primary key)`.execute(db);
     const insert = () => sql`insert into once values (${1})`.execute(db);
     await insert();
     await expect(insert()).rejects.toMatchObject({ code: '23505' });
     const read = () => sql`select * from once where id = ${1}`.execute(db);
+    expect((await read()).rows).toEqual([{ id: 1 }]);
+    await expect(sql`select * from nowhere where id = ${1}`.execute(db)).rejects.toMatchObject({ code: '42P01' });
     expect((await read()).rows).toEqual([{ id: 1 }]);
     await sql`alter table once add column note text`.execute(db);
     expect((await read()).rows).toEqual([{ id: 1, note: null }]);
