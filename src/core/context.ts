@@ -1,6 +1,7 @@
 import type { Trx } from '../db/database.js';
 import type { RawBuilder } from 'kysely';
 import { writeAsOne, type Clause } from '../db/one-statement.js';
+import type { Batching } from '../db/write-batcher.js';
 import type { ClockSubject } from './clock.js';
 
 /** The tenant a request or job acts for, as services see it. */
@@ -24,18 +25,18 @@ export interface ServiceContext<P extends PlatformRef = PlatformRef> {
   agentId?: string;
   /**
    * Commits writes that need no reads in between, with whatever `tx` would attach to them, in
-   * as few round trips as the context allows; resolves to `result`. With `batch` (a kind of
-   * write), they may share a statement with concurrent writes of that kind (`createWriteBatcher`
-   * says which writes may). Optional: `commitWrites` falls back to `tx`.
+   * as few round trips as the context allows; resolves to `result`. With `batch`, they may be
+   * committed together with concurrent writes of that kind (`createWriteBatcher` says how and
+   * which writes may). Optional: `commitWrites` falls back to `tx`.
    */
-  commitWrites?: <T>(writes: Clause[], result: T, finish?: RawBuilder<unknown>, batch?: string) => Promise<T>;
+  commitWrites?: <T>(writes: Clause[], result: T, finish?: RawBuilder<unknown>, batch?: Batching) => Promise<T>;
 }
 
 /**
  * Commits `writes` (one statement, see `writeAsOne` for `finish`) the cheapest way `ctx` offers;
  * resolves to `result`.
  */
-export function commitWrites<T>(ctx: ServiceContext, writes: Clause[], result: T, finish?: RawBuilder<unknown>, batch?: string): Promise<T> {
+export function commitWrites<T>(ctx: ServiceContext, writes: Clause[], result: T, finish?: RawBuilder<unknown>, batch?: Batching): Promise<T> {
   if (ctx.commitWrites) return ctx.commitWrites(writes, result, finish, batch);
   return ctx.tx(async (trx) => {
     await writeAsOne(trx, writes, finish);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql, type CompiledQuery, type Transaction } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
 import { parseTimestamptz } from './timestamps.js';
@@ -14,6 +14,12 @@ export type Trx = Transaction<DB>;
 export interface Database {
   db: Kysely<DB>;
   kind: 'postgres' | 'pglite';
+  /**
+   * Runs statements in order in one transaction, sent together where the driver allows
+   * (PostgreSQL: pipelined, one round trip for all of them and the commit). Atomic: when one
+   * fails, none is kept, and its error is thrown.
+   */
+  runInOneTransaction(statements: CompiledQuery[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -71,6 +77,35 @@ function preparedStatements(client: pg.PoolClient): pg.PoolClient {
   return client;
 }
 
+/** Connections kept for `runInOneTransaction` (beside the pool's): each carries a whole batch. */
+const PIPELINED_CONNECTIONS = 4;
+
+/** A SQLSTATE: the error came from PostgreSQL, which rolled the transaction back. */
+const fromServer = (error: unknown): boolean => typeof (error as PgError)?.code === 'string' && /^[0-9A-Z]{5}$/.test((error as PgError).code!);
+
+/**
+ * `runInOneTransaction` on PostgreSQL: BEGIN, the statements and COMMIT written to a pipelined
+ * connection at once. After a failed statement PostgreSQL skips the rest (each fails with 25P02)
+ * and the COMMIT rolls back, so the first failure is the cause. A failure PostgreSQL did not
+ * report (a broken connection) leaves the connection's state unknown: it is discarded.
+ */
+function pipelinedTransactions(connectionString: string) {
+  const pool = new pg.Pool({ connectionString, max: PIPELINED_CONNECTIONS, pipeline: true });
+  pool.on('error', () => {});
+  return {
+    async run(statements: CompiledQuery[]): Promise<void> {
+      const client = preparedStatements(await pool.connect());
+      const sent = [client.query('begin'), ...statements.map((s) => client.query(s.sql, s.parameters as unknown[])), client.query('commit')];
+      const failure = (await Promise.allSettled(sent)).find((outcome) => outcome.status === 'rejected');
+      if (!failure) return client.release();
+      const error = failure.reason as Error;
+      client.release(fromServer(error) ? undefined : error);
+      throw error;
+    },
+    end: () => pool.end(),
+  };
+}
+
 async function openPostgres(connectionString: string, max: number): Promise<Database> {
   const pool = new pg.Pool({ connectionString, max });
   pool.on('error', () => {}); // idle client errors surface on the next query instead
@@ -78,7 +113,16 @@ async function openPostgres(connectionString: string, max: number): Promise<Data
   const preparingPool = { connect: async () => preparedStatements(await pool.connect()), end: () => pool.end() } as unknown as pg.Pool;
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool }) });
   await sql`select 1`.execute(db);
-  return { db, kind: 'postgres', close: () => db.destroy() };
+  const pipelined = pipelinedTransactions(connectionString);
+  return {
+    db,
+    kind: 'postgres',
+    runInOneTransaction: pipelined.run,
+    close: async () => {
+      await pipelined.end();
+      await db.destroy();
+    },
+  };
 }
 
 async function openPGlite(dataDir: string): Promise<Database> {
@@ -97,6 +141,11 @@ async function openPGlite(dataDir: string): Promise<Database> {
   return {
     db,
     kind: 'pglite',
+    // One connection in the same process: nothing to pipeline.
+    runInOneTransaction: (statements) =>
+      db.transaction().execute(async (trx) => {
+        for (const statement of statements) await trx.executeQuery(statement);
+      }),
     close: async () => {
       await db.destroy();
       await pglite.close();

@@ -28,37 +28,37 @@ async function statements(): Promise<string[][]> {
 
 describe('createWriteBatcher', () => {
   it('runs a write at once when nothing else is running, and writes that wait meanwhile as one statement', async () => {
-    const batcher = createWriteBatcher(database.db, { maxInFlight: 1, maxBatch: 3 });
+    const batcher = createWriteBatcher(database, { maxInFlight: 1, maxBatch: 3 });
     // The first write starts at once; the other five wait for it and then go three and two.
-    await Promise.all(['a', 'b1', 'b2', 'b3', 'c1', 'c2'].map((id) => batcher.write('probe', [insert(id)])));
+    await Promise.all(['a', 'b1', 'b2', 'b3', 'c1', 'c2'].map((id) => batcher.write({ kind: 'probe' }, [insert(id)])));
     expect(await statements()).toEqual([['a'], ['b1', 'b2', 'b3'], ['c1', 'c2']]);
   });
 
   it('keeps kinds and shapes (number of clauses, finish) apart, each in arrival order', async () => {
-    const batcher = createWriteBatcher(database.db, { maxInFlight: 1 });
+    const batcher = createWriteBatcher(database, { maxInFlight: 1 });
     const checked = sql`select corridor_expect(${true}, 'fine')`;
     await Promise.all([
-      batcher.write('one', [insert('a')]),
-      batcher.write('one', [insert('b1')]),
-      batcher.write('other', [insert('c1')]),
-      batcher.write('one', [insert('b2'), insert('d1')]),
-      batcher.write('one', [insert('b3')]),
-      batcher.write('one', [insert('e1')], checked),
-      batcher.write('other', [insert('c2')]),
-      batcher.write('one', [insert('e2')], checked),
+      batcher.write({ kind: 'one' }, [insert('a')]),
+      batcher.write({ kind: 'one' }, [insert('b1')]),
+      batcher.write({ kind: 'other' }, [insert('c1')]),
+      batcher.write({ kind: 'one' }, [insert('b2'), insert('d1')]),
+      batcher.write({ kind: 'one' }, [insert('b3')]),
+      batcher.write({ kind: 'one' }, [insert('e1')], checked),
+      batcher.write({ kind: 'other' }, [insert('c2')]),
+      batcher.write({ kind: 'one' }, [insert('e2')], checked),
     ]);
     expect(await statements()).toEqual([['a'], ['b1', 'b3'], ['b2', 'd1'], ['c1', 'c2'], ['e1', 'e2']]);
   });
 
   it('gives a failing write its own error; the writes it shared a statement with commit', async () => {
-    const batcher = createWriteBatcher(database.db, { maxInFlight: 1 });
+    const batcher = createWriteBatcher(database, { maxInFlight: 1 });
     const refused = sql`select corridor_expect(false, 'refused')`;
     const outcomes = await Promise.allSettled([
-      batcher.write('probe', [insert('a')]),
-      batcher.write('probe', [insert('b')]),
-      batcher.write('probe', [insert('c'), insert('c-negative', -1)]),
-      batcher.write('probe', [insert('d')], refused),
-      batcher.write('probe', [insert('e')], sql`select corridor_expect(true, 'fine')`),
+      batcher.write({ kind: 'probe' }, [insert('a')]),
+      batcher.write({ kind: 'probe' }, [insert('b')]),
+      batcher.write({ kind: 'probe' }, [insert('c'), insert('c-negative', -1)]),
+      batcher.write({ kind: 'probe' }, [insert('d')], refused),
+      batcher.write({ kind: 'probe' }, [insert('e')], sql`select corridor_expect(true, 'fine')`),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'rejected', 'fulfilled']);
     expect((outcomes[2] as PromiseRejectedResult).reason).toMatchObject({ code: '23514' });
@@ -66,10 +66,78 @@ describe('createWriteBatcher', () => {
     expect((await statements()).flat().sort()).toEqual(['a', 'b', 'e']);
   });
 
-  it('runs writes with named clauses on their own', async () => {
-    const batcher = createWriteBatcher(database.db, { maxInFlight: 1 });
+  it('runs writes with named clauses, which could clash in one statement, in one transaction instead', async () => {
+    const batcher = createWriteBatcher(database, { maxInFlight: 1 });
     const named = (id: string) => ({ as: 'made', query: sql`insert into ${table} (id, n) values (${id}, 1) returning id` });
-    await Promise.all([batcher.write('probe', [insert('a')]), batcher.write('probe', [named('b')]), batcher.write('probe', [named('c')])]);
-    expect(await statements()).toEqual([['a'], ['b'], ['c']]);
+    await Promise.all(['b', 'c', 'd'].map((id) => batcher.write({ kind: 'probe' }, [named(id)], sql`select count(*) from made`)));
+    expect(await statements()).toEqual([['b'], ['c', 'd']]);
+  });
+});
+
+describe('createWriteBatcher: writes that lock rows', () => {
+  const lockLog = sql.table('write_batcher_locks');
+  beforeAll(async () => {
+    await sql`create table if not exists ${lockLog} (keys text[] not null)`.execute(database.db);
+  });
+  beforeEach(async () => {
+    await sql`delete from ${lockLog}`.execute(database.db);
+  });
+  afterAll(async () => {
+    await sql`drop table if exists ${lockLog}`.execute(database.db);
+  });
+
+  /** Stands in for a lock statement: records the keys it was given, in the batch's transaction. */
+  const locking = (...keys: string[]) => ({ kind: 'locking', locks: { keys, statement: (all: string[]) => sql`insert into ${lockLog} (keys) values (${all}::text[])` } });
+  /** Holds only if the batch's lock statement ran before it, in its transaction. */
+  const afterLocks = sql`select corridor_expect(exists (select 1 from ${lockLog}), 'locks not taken first')`;
+
+  it('takes the locks of the whole batch first, each key once, then runs each write in one transaction', async () => {
+    const batcher = createWriteBatcher(database, { maxInFlight: 1 });
+    await Promise.all([
+      // Alone: its own statement locks what it needs, nothing is taken before it.
+      batcher.write(locking('k1'), [insert('a')], sql`select corridor_expect(not exists (select 1 from ${lockLog}), 'locked alone')`),
+      batcher.write(locking('k2', 'k1'), [insert('b')], afterLocks),
+      batcher.write(locking('k3', 'k2'), [insert('c')], afterLocks),
+    ]);
+    expect(await statements()).toEqual([['a'], ['b', 'c']]);
+    const { rows } = await sql<{ keys: string[]; together: boolean }>`
+      select keys, xmin::text = (select xmin::text from ${table} where id = 'b') as together from ${lockLog}`.execute(database.db);
+    expect(rows).toEqual([{ keys: ['k2', 'k1', 'k3'], together: true }]);
+  });
+
+  it('gives a failing write its own error; the writes it shared a transaction with commit', async () => {
+    const batcher = createWriteBatcher(database, { maxInFlight: 1 });
+    const outcomes = await Promise.allSettled([
+      batcher.write(locking('k'), [insert('a')]),
+      batcher.write(locking('k'), [insert('b')]),
+      batcher.write(locking('k'), [insert('c-negative', -1)]),
+      batcher.write(locking('k'), [insert('d')], sql`select corridor_expect(false, 'refused')`),
+      batcher.write(locking('k'), [insert('e')]),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect((outcomes[2] as PromiseRejectedResult).reason).toMatchObject({ code: '23514' });
+    expect((outcomes[3] as PromiseRejectedResult).reason).toMatchObject({ code: 'CR001' });
+    expect((await statements()).flat().sort()).toEqual(['a', 'b', 'e']);
+    // The connections that saw the failures serve the next batches.
+    await Promise.all(['f', 'g', 'h'].map((id) => batcher.write(locking('k'), [insert(id)])));
+    expect((await statements()).flat().sort()).toEqual(['a', 'b', 'e', 'f', 'g', 'h']);
+  });
+});
+
+describe('Database.runInOneTransaction', () => {
+  const compiled = (...queries: ReturnType<typeof insert>[]) => queries.map((q) => q.compile(database.db));
+
+  it('runs the statements in order in one transaction', async () => {
+    await database.runInOneTransaction(compiled(insert('a'), insert('b'), sql`update ${table} set n = n + 1 where id = 'a'`));
+    expect(await statements()).toEqual([['a', 'b']]);
+    const { rows } = await sql<{ n: number }>`select n from ${table} where id = 'a'`.execute(database.db);
+    expect(rows).toEqual([{ n: 2 }]);
+  });
+
+  it('keeps nothing when one statement fails, and throws that statement\'s error', async () => {
+    await expect(database.runInOneTransaction(compiled(insert('a'), insert('b', -1), insert('c')))).rejects.toMatchObject({ code: '23514' });
+    expect(await statements()).toEqual([]);
+    await database.runInOneTransaction(compiled(insert('d')));
+    expect(await statements()).toEqual([['d']]);
   });
 });

@@ -1,41 +1,50 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { DB } from './database.js';
+import { sql, type RawBuilder } from 'kysely';
 import { isNamed, statementOf, writeAsOne, type Clause } from './one-statement.js';
+import type { Database } from './database.js';
 
 export interface WriteBatcherOptions {
-  /** Statements of batched writes running at once; more writes wait and go in the next ones. */
+  /** Batches running at once, per way of batching; more writes wait and go in the next ones. */
   maxInFlight?: number;
-  /** Most writes combined in one statement. */
+  /** Most writes in one batch. */
   maxBatch?: number;
+}
+
+/**
+ * Rows a write locks for update, by key: a batch that shares a transaction locks the rows of all
+ * its writes first, in key order, with `statement` (the same for every write of a kind), so that
+ * two batches, or a batch and anything else that locks several of these rows in key order,
+ * cannot deadlock.
+ */
+export interface RowLocks {
+  keys: string[];
+  statement: (keys: string[]) => RawBuilder<unknown>;
+}
+
+/** Which concurrent writes may be committed together: those of one kind. */
+export interface Batching {
+  kind: string;
+  /** For writes that lock rows other writes of their kind may lock too (see `RowLocks`). */
+  locks?: RowLocks;
 }
 
 interface Entry {
   group: string;
   writes: Clause[];
   finish?: RawBuilder<unknown>;
+  locks?: RowLocks;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
 
 /**
- * Commits the writes of concurrent requests together: while `maxInFlight` statements run, the
- * writes that arrive wait, and those of one group then go as one statement (each request's
- * clauses side by side, each `finish` as a column of the final select), so one round trip, one
- * commit and one WAL flush serve several requests. Under light load nothing waits and each
- * write is its own statement, exactly as `writeAsOne` would run it.
- *
- * The statement is atomic, so if it fails, no write of it happened; then each write runs again
- * on its own, and each request gets its own outcome. Only for writes that touch no row another
- * request's batched writes may touch (new rows, or rows only their own request holds, such as
- * its idempotency key): two updates of one row in one statement would leave only one of them.
- * A `finish` must return one row of one column (`select corridor_expect(…)`). Writes with named
- * clauses (their names could clash) run on their own.
+ * A queue that commits waiting entries in batches: while `maxInFlight` batches run, entries that
+ * arrive wait, and those of one group then go together (up to `maxBatch`, in arrival order).
+ * Under light load nothing waits and each batch is one entry.
  */
-export function createWriteBatcher(db: Kysely<DB>, { maxInFlight = 4, maxBatch = 8 }: WriteBatcherOptions = {}) {
+function batchQueue(commit: (batch: Entry[]) => Promise<void>, { maxInFlight = 4, maxBatch = 8 }: WriteBatcherOptions) {
   const queue: Entry[] = [];
   let inFlight = 0;
 
-  /** Takes the oldest waiting write and up to maxBatch - 1 more of its group, in arrival order. */
   function nextBatch(): Entry[] {
     const { group } = queue[0];
     const batch: Entry[] = [];
@@ -57,6 +66,33 @@ export function createWriteBatcher(db: Kysely<DB>, { maxInFlight = 4, maxBatch =
     }
   }
 
+  return (entry: Omit<Entry, 'resolve' | 'reject'>) =>
+    new Promise<void>((resolve, reject) => {
+      queue.push({ ...entry, resolve, reject });
+      pump();
+    });
+}
+
+/**
+ * Commits the writes of concurrent requests together, so that one round trip and one commit
+ * (one WAL flush) serve several requests. Two ways, by what the writes are:
+ *
+ * - Writes of new rows only (or of rows only their own request holds, such as its idempotency
+ *   key), without named clauses or locks, share one statement: each request's clauses side by
+ *   side, each `finish` a column of the final select. Only writes with the same number of
+ *   clauses and the same `finish` text share one, so that the combined statements keep few
+ *   shapes, each prepared once. Two updates of one row in one statement would leave only one.
+ * - Other writes (named clauses, whose names could clash; rows others may update) share a
+ *   transaction instead: each request's statement as it would run alone, in order, after the
+ *   batch's row locks (`RowLocks`), sent together (`Database.runInOneTransaction`).
+ *
+ * A batch is atomic: if it fails, nothing of it was kept; then each write runs again on its own,
+ * and each request gets its own outcome. A `finish` must return one row of one column
+ * (`select corridor_expect(…)`).
+ */
+export function createWriteBatcher(database: Database, options: WriteBatcherOptions = {}) {
+  const { db } = database;
+
   async function alone(entry: Entry): Promise<void> {
     try {
       await writeAsOne(db, entry.writes, entry.finish);
@@ -66,14 +102,11 @@ export function createWriteBatcher(db: Kysely<DB>, { maxInFlight = 4, maxBatch =
     }
   }
 
-  async function commit(batch: Entry[]): Promise<void> {
+  /** Runs `together`; if it fails, each entry alone. */
+  async function commitOrSplit(batch: Entry[], together: () => Promise<unknown>): Promise<void> {
     if (batch.length === 1) return alone(batch[0]);
-    const finishes = batch.map((entry) => sql`(${entry.finish ?? sql`select 1`})`);
     try {
-      await statementOf(
-        batch.flatMap((entry) => entry.writes),
-        sql`select ${sql.join(finishes)}`,
-      ).execute(db);
+      await together();
     } catch {
       await Promise.all(batch.map(alone));
       return;
@@ -81,19 +114,39 @@ export function createWriteBatcher(db: Kysely<DB>, { maxInFlight = 4, maxBatch =
     for (const entry of batch) entry.resolve();
   }
 
+  const inOneStatement = batchQueue(
+    (batch) =>
+      commitOrSplit(batch, () => {
+        const finishes = batch.map((entry) => sql`(${entry.finish ?? sql`select 1`})`);
+        return statementOf(
+          batch.flatMap((entry) => entry.writes),
+          sql`select ${sql.join(finishes)}`,
+        ).execute(db);
+      }),
+    options,
+  );
+
+  const inOneTransaction = batchQueue(
+    (batch) =>
+      commitOrSplit(batch, () => {
+        const locks = batch.find((entry) => entry.locks)?.locks;
+        const keys = [...new Set(batch.flatMap((entry) => entry.locks?.keys ?? []))];
+        const statements = batch.map((entry) => statementOf(entry.writes, entry.finish ?? sql`select 1`));
+        if (locks && keys.length > 0) statements.unshift(locks.statement(keys));
+        return database.runInOneTransaction(statements.map((statement) => statement.compile(db)));
+      }),
+    options,
+  );
+
   /**
-   * Commits `writes` (and checks `finish`) in a statement shared with other writes of `group`
-   * when others are waiting. Only writes with the same number of clauses and the same `finish`
-   * text share a statement, so that the combined statements keep few shapes, each prepared once;
-   * the clauses of a group's writes should not vary otherwise.
+   * Commits `writes` (and checks `finish`), together with concurrent writes of the same kind
+   * when some are waiting.
    */
-  function write(group: string, writes: Clause[], finish?: RawBuilder<unknown>): Promise<void> {
-    if (writes.length === 0 || writes.some(isNamed)) return writeAsOne(db, writes, finish);
-    const shape = `${group}/${writes.length}/${finish ? finish.compile(db).sql : ''}`;
-    return new Promise((resolve, reject) => {
-      queue.push({ group: shape, writes, finish, resolve, reject });
-      pump();
-    });
+  function write(batching: Batching, writes: Clause[], finish?: RawBuilder<unknown>): Promise<void> {
+    if (writes.length === 0) return writeAsOne(db, writes, finish);
+    if (batching.locks || writes.some(isNamed)) return inOneTransaction({ group: batching.kind, writes, finish, locks: batching.locks });
+    const group = `${batching.kind}/${writes.length}/${finish ? finish.compile(db).sql : ''}`;
+    return inOneStatement({ group, writes, finish });
   }
 
   return { write };

@@ -70,7 +70,7 @@ function requestHash(request: FastifyRequest): string {
  */
 export function installIdempotency(app: FastifyInstance, deps: { database: Database; clock: Clock }): void {
   const { db } = deps.database;
-  const batcher = createWriteBatcher(db);
+  const batcher = createWriteBatcher(deps.database);
 
   function responseUpdate(ex: Trx | typeof db, claim: IdempotencyClaim, status: number, body: unknown) {
     return ex

@@ -4,7 +4,8 @@ import type { RawBuilder } from 'kysely';
 import { balanceEventWrites, takeOutboxWrites, type BalanceEventRow } from '../../core/outbox.js';
 import type { Database, Executor, Trx } from '../../db/database.js';
 import * as repo from './repository.js';
-import { mapLedgerError, recordCall, recordLegs, resolvePending, transactionsWithPendingLegs, transfersOf, type BalanceChange, type Leg, type ResolveTarget } from './transfers.js';
+import type { RowLocks } from '../../db/write-batcher.js';
+import { lockAccounts, mapLedgerError, recordCall, recordLegs, resolvePending, transactionsWithPendingLegs, transfersOf, type BalanceChange, type Leg, type ResolveTarget } from './transfers.js';
 import { verifyLedger } from './verify.js';
 
 export type { LedgerAccountKind, LedgerBalance, NewLedgerAccount } from './repository.js';
@@ -115,6 +116,8 @@ export function createLedgerService({ database, clock }: LedgerServiceDeps) {
       return { call, writes: balanceEventWrites(balanceEvents) };
     },
     explainError: mapLedgerError,
+    /** The balance rows recording `legs` locks, for a batch that takes them first (see `RowLocks`). */
+    locksOf: (legs: Leg[]): RowLocks => ({ keys: accountsOf(legs), statement: lockAccounts }),
     /** Posts or voids a transaction's pending legs (or the given transfers); idempotent. */
     async resolve(trx: Trx, platform: PlatformRef, target: ResolveTarget, outcome: 'POST' | 'VOID'): Promise<BalanceChange[]> {
       return notify(trx, platform, await resolvePending(trx, platform.id, target, outcome, clock.now(platform)));

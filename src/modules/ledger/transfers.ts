@@ -81,6 +81,14 @@ export function recordCall(platformId: string, transactionId: string | null | Ra
 }
 
 /**
+ * Locks the balance-checked accounts among `ids` for update, in id order, as ledger_record and
+ * ledger_resolve do, so that a transaction that takes these locks first cannot deadlock with them.
+ */
+export function lockAccounts(ids: string[]): RawBuilder<unknown> {
+  return sql`select 1 from ledger_accounts where id = any(${ids}::text[]) and not no_balance_check order by id for update`;
+}
+
+/**
  * What rides on a ledger call's statement: balance events it finishes with the balances it
  * produces, and other writes of the same transaction (see `writeAsOne` for what they may be).
  */

@@ -323,7 +323,7 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
     const writes = [repo.quoteInsert(database.db, q), ...outboxWrites({ jobs: jobRows(platform, [expiry], clock) }), ...transaction.writes];
     const finish = sql`select corridor_expect(${checks.holds()}, 'a row this quote was decided on changed')`;
     // Only new rows: concurrent quotes may share the statement.
-    const view = await commitWrites(ctx, writes, presentQuote(q), finish, 'quote');
+    const view = await commitWrites(ctx, writes, presentQuote(q), finish, { kind: 'quote' });
     execution.remember(q, transaction.record);
     return view;
   }

@@ -216,7 +216,9 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
     ];
     const finish = sql`select corridor_expect(exists (select 1 from moved), 'quote not claimed'), (select count(*) from balances)`;
     try {
-      await commitWrites(ctx, writes, presentQuote(claimed), finish);
+      // The statement locks the payer's balance row: concurrent executions share a transaction
+      // that takes such locks first, in order.
+      await commitWrites(ctx, writes, presentQuote(claimed), finish, { kind: 'quote.execute', locks: ledger.locksOf(legs) });
       return claimed;
     } catch (error) {
       if (isUnmetExpectation(error)) return null;
