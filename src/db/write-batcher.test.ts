@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { sharedTestDatabase } from '../../test/support/db.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import { sharedTestDatabase, testDatabaseKind } from '../../test/support/db.js';
 import type { Database } from './database.js';
 import { createWriteBatcher } from './write-batcher.js';
 
@@ -121,6 +122,38 @@ describe('createWriteBatcher: writes that lock rows', () => {
     // The connections that saw the failures serve the next batches.
     await Promise.all(['f', 'g', 'h'].map((id) => batcher.write(locking('k'), [insert(id)])));
     expect((await statements()).flat().sort()).toEqual(['a', 'b', 'e', 'f', 'g', 'h']);
+  });
+
+  // PGlite has one connection: no other transaction can hold a lock meanwhile.
+  it.runIf(testDatabaseKind() === 'postgres')('gives way when a write waits for a row whose holder waits for the batch\'s locks', async () => {
+    await sql`insert into ${table} (id, n) values ('account', 10), ('quote', 0)`.execute(database.db);
+    const batcher = createWriteBatcher(database, { maxInFlight: 1 });
+    // Locks the account, then waits, so that the other transaction is the first to wait.
+    const slowLocks = {
+      kind: 'slow',
+      locks: { keys: ['account'], statement: (keys: string[]) => sql`select pg_sleep(0.3) from (select id from ${table} where id = any(${keys}::text[]) for update) locked` },
+    };
+    const writes = Promise.allSettled([
+      batcher.write(slowLocks, [insert('alone')]),
+      batcher.write(slowLocks, [sql`update ${table} set n = n + 1 where id = 'quote'`]),
+      batcher.write(slowLocks, [insert('b')]),
+    ]);
+    // Locks the quote, then waits for the account the batch holds; the batch's claim of the quote
+    // then waits for this transaction. Without giving way, PostgreSQL's deadlock check would end
+    // this transaction, the first to wait.
+    await delay(100);
+    await database.db.transaction().execute(async (trx) => {
+      await sql`update ${table} set n = n + 10 where id = 'quote'`.execute(trx);
+      await sql`select 1 from ${table} where id = 'account' for update`.execute(trx);
+    });
+    expect((await writes).map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+    const { rows } = await sql<{ id: string; n: number }>`select id, n from ${table} order by id`.execute(database.db);
+    expect(rows).toEqual([
+      { id: 'account', n: 10 },
+      { id: 'alone', n: 1 },
+      { id: 'b', n: 1 },
+      { id: 'quote', n: 11 },
+    ]);
   });
 });
 

@@ -13,7 +13,7 @@ export interface WriteBatcherOptions {
  * Rows a write locks for update, by key: a batch that shares a transaction locks the rows of all
  * its writes first, in key order, with `statement` (the same for every write of a kind), so that
  * two batches, or a batch and anything else that locks several of these rows in key order,
- * cannot deadlock.
+ * cannot deadlock over them (see `giveWay` for the rows its writes lock afterwards).
  */
 export interface RowLocks {
   keys: string[];
@@ -26,6 +26,16 @@ export interface Batching {
   /** For writes that lock rows other writes of their kind may lock too (see `RowLocks`). */
   locks?: RowLocks;
 }
+
+/**
+ * Set after a batch's locks: its writes then wait at most 100 ms for any other row lock. The batch
+ * locks its rows before its writes lock theirs (a quote to claim, say), where a lone write takes
+ * them in the other order, so another transaction may hold such a row while it waits for the
+ * batch's. The batch then fails first, well before PostgreSQL's deadlock check (after 1 s by
+ * default) could pick the other transaction to fail; nothing of it is kept, and its writes run
+ * again alone.
+ */
+const giveWay = sql`set local lock_timeout = '100ms'`;
 
 interface Entry {
   group: string;
@@ -132,7 +142,7 @@ export function createWriteBatcher(database: Database, options: WriteBatcherOpti
         const locks = batch.find((entry) => entry.locks)?.locks;
         const keys = [...new Set(batch.flatMap((entry) => entry.locks?.keys ?? []))];
         const statements = batch.map((entry) => statementOf(entry.writes, entry.finish ?? sql`select 1`));
-        if (locks && keys.length > 0) statements.unshift(locks.statement(keys));
+        if (locks && keys.length > 0) statements.unshift(locks.statement(keys), giveWay);
         return database.runInOneTransaction(statements.map((statement) => statement.compile(db)));
       }),
     options,
