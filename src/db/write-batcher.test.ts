@@ -106,21 +106,24 @@ describe('createWriteBatcher: writes that lock rows', () => {
     expect(rows).toEqual([{ keys: ['k2', 'k1', 'k3'], together: true }]);
   });
 
+  const expectation = (holds: boolean) => sql`select corridor_expect(${holds}, 'refused')`;
+
   it('gives a failing write its own error; the writes it shared a transaction with commit', async () => {
     const batcher = createWriteBatcher(database, { maxInFlight: 1 });
     const outcomes = await Promise.allSettled([
       batcher.write(locking('k'), [insert('a')]),
       batcher.write(locking('k'), [insert('b')]),
       batcher.write(locking('k'), [insert('c-negative', -1)]),
-      batcher.write(locking('k'), [insert('d')], sql`select corridor_expect(false, 'refused')`),
+      batcher.write(locking('k'), [insert('d')], expectation(false)),
       batcher.write(locking('k'), [insert('e')]),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'rejected', 'fulfilled']);
     expect((outcomes[2] as PromiseRejectedResult).reason).toMatchObject({ code: '23514' });
     expect((outcomes[3] as PromiseRejectedResult).reason).toMatchObject({ code: 'CR001' });
     expect((await statements()).flat().sort()).toEqual(['a', 'b', 'e']);
-    // The connections that saw the failures serve the next batches.
-    await Promise.all(['f', 'g', 'h'].map((id) => batcher.write(locking('k'), [insert(id)])));
+    // The connections that saw the failures serve the next batches, with the statement that
+    // came after the failure in the pipeline (and so was never prepared) too.
+    await Promise.all(['f', 'g', 'h'].map((id) => batcher.write(locking('k'), [insert(id)], expectation(true))));
     expect((await statements()).flat().sort()).toEqual(['a', 'b', 'e', 'f', 'g', 'h']);
   });
 
