@@ -64,6 +64,10 @@ function preparedStatements(client: pg.PoolClient): pg.PoolClient {
   if (prepared.corridorPrepared) return client;
   const names = new Set<string>();
   prepared.corridorPrepared = names;
+  // The pool listens for errors of idle connections only. A connection lost while in use
+  // (PostgreSQL restarted, the backend terminated) fails its queries, and the pool drops it on
+  // release; its 'error' event, unheard, would end the process.
+  client.on('error', () => {});
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as { query: unknown }).query = (text: unknown, values?: unknown[]) => {
     if (typeof text !== 'string' || !values || values.length === 0) return query(text, values);

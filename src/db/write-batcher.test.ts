@@ -127,6 +127,22 @@ describe('createWriteBatcher: writes that lock rows', () => {
     expect((await statements()).flat().sort()).toEqual(['a', 'b', 'e', 'f', 'g', 'h']);
   });
 
+  // PGlite runs in this process: it has no server connection to lose.
+  it.runIf(testDatabaseKind() === 'postgres')('a batch whose connection is lost runs its writes alone, and the next batch gets a new connection', async () => {
+    const batcher = createWriteBatcher(database, { maxInFlight: 1 });
+    const hangUp = { as: 'gone', query: sql`select pg_terminate_backend(pg_backend_pid())` };
+    const outcomes = await Promise.allSettled([
+      batcher.write(locking('k'), [insert('a')]),
+      batcher.write(locking('k'), [insert('b')]),
+      batcher.write(locking('k'), [insert('c'), hangUp], sql`select count(*) from gone`),
+      batcher.write(locking('k'), [insert('d')]),
+    ]);
+    // Alone, the write that hangs up loses its own connection too.
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    await Promise.all(['e', 'f', 'g'].map((id) => batcher.write(locking('k'), [insert(id)])));
+    expect((await statements()).flat().sort()).toEqual(['a', 'b', 'd', 'e', 'f', 'g']);
+  });
+
   // PGlite has one connection: no other transaction can hold a lock meanwhile.
   it.runIf(testDatabaseKind() === 'postgres')('gives way when a write waits for a row whose holder waits for the batch\'s locks', async () => {
     await sql`insert into ${table} (id, n) values ('account', 10), ('quote', 0)`.execute(database.db);
