@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CEILINGS } from './ceilings.mjs';
 import { cpuMeter, machineBusy, waitForQuiet } from './lib/cpu.mjs';
-import { analyzeDatabase, committedTransactions, prepareDatabase } from './lib/database.mjs';
+import { analyzeDatabase, committedTransactions, overdueJobs, prepareDatabase } from './lib/database.mjs';
 import { runLoad } from './lib/load.mjs';
 import { Cleanup, freePort, startNode, sweepTempDirs, waitForHttp } from './lib/processes.mjs';
 import { renderReport } from './lib/report.mjs';
@@ -319,6 +319,7 @@ async function runScenarios(target, database) {
         onStart: () => (meter = cpuMeter(target.pid)),
       });
       const cpu = meter?.stop();
+      const jobsOverdue = target.kind === 'corridor' ? await overdueJobs(database) : undefined;
       let dbTransactionsPerRequest;
       if (before !== undefined) {
         await new Promise((r) => setTimeout(r, 1500)); // idle backends publish their counters within ~1 s
@@ -328,7 +329,7 @@ async function runScenarios(target, database) {
       const steps = scenario.pairs ? requests.length : 1;
       const perRequest = (percent) => (cpu && percent !== null && load.total > 0 ? Math.round((percent / 100) * ((load.durationS * 1e6) / load.total)) : undefined);
       const cpuMicrosPerRequest = cpu ? { server: perRequest(cpu.server), postgres: database.kind === 'postgres' ? perRequest(cpu.postgres) : undefined } : undefined;
-      const result = { ...base, ...load, cpu, cpuMicrosPerRequest, dbTransactionsPerRequest, ...(scenario.pairs && { opsPerSecond: Math.round(load.rps / steps) }) };
+      const result = { ...base, ...load, cpu, cpuMicrosPerRequest, dbTransactionsPerRequest, jobsOverdue, ...(scenario.pairs && { opsPerSecond: Math.round(load.rps / steps) }) };
       results.push(result);
       const flag = load.errors > 0 ? `  ✗ ${fmt(load.errors)} errors ${JSON.stringify(load.statusCodes)}` : '';
       log(`  ${target.name} · ${scenario.name}: ${fmt(load.rps)} req/s, p50 ${load.latency.p50} ms, p99 ${load.latency.p99} ms${flag}`);

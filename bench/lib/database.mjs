@@ -78,3 +78,16 @@ export async function committedTransactions(database) {
     return Number(rows[0].n);
   });
 }
+
+/**
+ * Jobs due more than two seconds ago and not yet run, when a load stops (PostgreSQL only): a
+ * scenario whose background work (settlements, say) falls behind reports a throughput it could
+ * not sustain, so the report flags it.
+ */
+export async function overdueJobs(database) {
+  if (database.kind !== 'postgres') return undefined;
+  return withClient(database.url, async (client) => {
+    const { rows } = await client.query("SELECT count(*) AS n FROM jobs WHERE dead_at IS NULL AND due_at < now() - interval '2 seconds'");
+    return Number(rows[0].n);
+  });
+}

@@ -59,6 +59,7 @@ export function renderReport(results) {
       int(r.cpuMicrosPerRequest?.server),
       int(r.cpuMicrosPerRequest?.postgres),
     ]);
+    if (r.jobsOverdue > 0) notes.push(`${r.name}: ${int(r.jobsOverdue)} jobs overdue by more than 2 s when the load stopped — the job runner fell behind, so this rate is not sustainable`);
     if (r.errors > 0) notes.push(`${r.name}: ${int(r.errors)} failed requests (status codes ${JSON.stringify(r.statusCodes)}, socket errors ${r.socketErrors}, timeouts ${r.timeouts}) — req/s counts 2xx only`);
   }
   out.push(table(headers, rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r']));

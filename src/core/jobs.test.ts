@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
-import { enqueueJobs } from './jobs.js';
+import { enqueueJobs, JobRunner } from './jobs.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -92,6 +92,28 @@ describe('durable job runner', () => {
     const left = await database.db.selectFrom('jobs').select('id').where('kind', '=', 'test.batched').execute();
     expect(left).toHaveLength(0);
     expect(() => services.jobs.registerBatch('test.no-single-handler', async () => {})).toThrow(/one-job handler/);
+  });
+
+  it('a round that finds its batch full claims twice as many next, up to the most, then starts small again', async () => {
+    const { platform } = await t.createPlatform();
+    const { database, clock, log } = t.corridor;
+    const runner = new JobRunner({ database, clock, log, batchSize: 5, maxBatchSize: 20 });
+    const rounds: number[] = [];
+    runner.register('test.backlog', async () => {});
+    runner.registerBatch('test.backlog', async (jobs) => {
+      rounds.push(jobs.length);
+    });
+    const enqueue = (n: number) =>
+      database.db.transaction().execute((trx) => enqueueJobs(trx, platform, Array.from({ length: n }, () => ({ kind: 'test.backlog' })), systemNow()));
+
+    await enqueue(43);
+    expect(await runner.runDue(platform.id)).toBe(43);
+    expect(rounds).toEqual([5, 10, 20, 8]);
+
+    rounds.length = 0;
+    await enqueue(7);
+    await runner.runDue(platform.id);
+    expect(rounds).toEqual([5, 2]);
   });
 
   it('two runners never run the same job twice', async () => {

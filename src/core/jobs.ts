@@ -100,7 +100,10 @@ export interface JobRunnerOptions {
   clock: Clock;
   log: Logger;
   pollIntervalMs?: number;
+  /** Jobs claimed per round when the previous round found fewer due. */
   batchSize?: number;
+  /** The most a round claims: a round that claims all it asked for asks for twice as many next. */
+  maxBatchSize?: number;
 }
 
 /**
@@ -116,10 +119,12 @@ export class JobRunner {
   private stopped = true;
   private readonly pollIntervalMs: number;
   private readonly batchSize: number;
+  private readonly maxBatchSize: number;
 
   constructor(private readonly options: JobRunnerOptions) {
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
     this.batchSize = options.batchSize ?? 20;
+    this.maxBatchSize = Math.max(this.batchSize, options.maxBatchSize ?? this.batchSize * 8);
   }
 
   register(kind: string, handler: JobHandler): void {
@@ -164,12 +169,19 @@ export class JobRunner {
    * Runs every job that is due now (optionally only one platform's), including jobs that
    * those jobs schedule for a time already reached. Bounded so a self-rescheduling job cannot
    * spin forever. Returns the number of jobs run.
+   *
+   * A round costs about three round trips whatever its size, and under load each waits behind
+   * requests for a connection, so rounds of a fixed size fall behind once jobs arrive faster than
+   * a few hundred a second. A full round therefore doubles the next one (up to `maxBatchSize`),
+   * and a backlog drains in larger batches; a round with room to spare goes back to `batchSize`.
    */
   async runDue(platformId?: string, maxRounds = 50): Promise<number> {
     let total = 0;
+    let size = this.batchSize;
     for (let round = 0; round < maxRounds; round++) {
-      const jobs = await this.claim(platformId);
+      const jobs = await this.claim(size, platformId);
       if (jobs.length === 0) break;
+      size = jobs.length === size ? Math.min(size * 2, this.maxBatchSize) : this.batchSize;
       const done = await this.executeAll(jobs);
       const succeeded = jobs.filter((job) => done.has(job)).map((job) => job.id);
       if (succeeded.length > 0) await this.options.database.db.deleteFrom('jobs').where('id', 'in', succeeded).execute();
@@ -178,7 +190,7 @@ export class JobRunner {
     return total;
   }
 
-  private async claim(platformId?: string): Promise<ClaimedJob[]> {
+  private async claim(size: number, platformId?: string): Promise<ClaimedJob[]> {
     const { db } = this.options.database;
     const nowMs = this.options.clock.realNowMs();
     const now = new Date(nowMs);
@@ -196,7 +208,7 @@ export class JobRunner {
           .where('dead_at', 'is', null)
           .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]));
         if (platformId) due = due.where('platform_id', '=', platformId);
-        return due.orderBy('due_at').limit(literalLimit(this.batchSize)).forUpdate().skipLocked();
+        return due.orderBy('due_at').limit(literalLimit(size)).forUpdate().skipLocked();
       })
       .returning(['id', 'platform_id', 'kind', 'payload', 'attempts', 'max_attempts'])
       .execute();
