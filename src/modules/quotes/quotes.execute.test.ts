@@ -384,6 +384,36 @@ describe('POST /quotes/{quoteId}/execute', () => {
     expect(await balances(t, account)).toEqual({ available: FUNDS, posted: FUNDS });
   });
 
+  it('quotes due to expire together expire together; one executed meanwhile is left as it is', async () => {
+    const [executed, ...unexecuted] = await Promise.all([scenario('001'), scenario('001'), scenario('001')]);
+    expect((await p.api.post(`/quotes/${executed.quote.id}/execute`)).status).toBe(200);
+    await advance(p, 301);
+    for (const { quote, account } of unexecuted) {
+      const after = await state(quote);
+      expect([after.quote.status, after.tx.status]).toEqual(['EXPIRED', 'EXPIRED']);
+      expect(after.events).toEqual([`${P}PENDING`, `${P}EXPIRED`]);
+      expect(await balances(t, account)).toEqual({ available: FUNDS, posted: FUNDS });
+    }
+    expect((await state(executed.quote)).tx.status).toBe('COMPLETED');
+    const ids = [executed, ...unexecuted].map((s) => s.quote.id);
+    const left = await t.corridor.database.db.selectFrom('jobs').select('id').where(sql<string>`payload->>'quoteId'`, 'in', ids).execute();
+    expect(left).toEqual([]);
+  });
+
+  it('an expiry job that runs before expiresAt leaves the quote pending and is scheduled again', async () => {
+    const { quote } = await scenario('001');
+    const { db } = t.corridor.database;
+    const jobOf = () => db.selectFrom('jobs').select('due_at').where(sql<string>`payload->>'quoteId'`, '=', quote.id).execute();
+    await db.updateTable('jobs').set({ due_at: new Date() }).where(sql<string>`payload->>'quoteId'`, '=', quote.id).execute(); // a skewed clock
+    await t.corridor.services.jobs.runDue(p.platform.id);
+    expect((await state(quote)).quote.status).toBe('PENDING');
+    const [again, ...more] = await jobOf();
+    expect(more).toEqual([]);
+    expect(again.due_at.getTime()).toBeGreaterThan(Date.now() + 290_000); // at expiresAt, 5 minutes on
+    await advance(p, 301);
+    expect((await state(quote)).quote.status).toBe('EXPIRED');
+  });
+
   it('refuses a quote past expiresAt even before the expiry job ran', async () => {
     const { quote } = await scenario('001');
     // Push the deadline into the past without running jobs.

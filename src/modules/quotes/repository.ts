@@ -287,6 +287,21 @@ export async function moveQuote(
   return row && toRecord(row);
 }
 
+/** Moves the quotes among `ids` still PENDING and due by `now` to EXPIRED, in one statement; returns those. */
+export async function expireQuotes(ex: Executor, platformId: string, ids: string[], now: Date): Promise<QuoteRecord[]> {
+  if (ids.length === 0) return [];
+  const rows = await ex
+    .updateTable('quotes')
+    .set({ status: 'EXPIRED', updated_at: now })
+    .where('platform_id', '=', platformId)
+    .where(sql<boolean>`id = any(${ids}::text[])`)
+    .where('status', '=', 'PENDING')
+    .where('expires_at', '<=', now)
+    .returningAll()
+    .execute();
+  return rows.map(toRecord);
+}
+
 /**
  * Moves each quote still at its given rail step (and in one of `from`) to `to`, one step on, in
  * one statement; returns those that moved.

@@ -43,18 +43,19 @@ export function createQuoteService(deps: QuoteServiceDeps) {
   }
 
   /**
-   * The expiry job: an unexecuted quote (and its transaction) becomes EXPIRED at expiresAt. A job
-   * that runs early (clock skew between processes) looks again at expiresAt.
+   * Expiry jobs (due together): the quotes still unexecuted, and their transactions, become
+   * EXPIRED in one transaction. A job that runs early (clock skew between processes) is scheduled
+   * again for its expiresAt.
    */
-  async function expire(platform: PlatformRef, quoteId: string, expiresAt: Date): Promise<void> {
+  async function expire(platform: PlatformRef, due: Array<{ quoteId: string; expiresAt: Date }>): Promise<void> {
     await transact(database.db, async (trx) => {
       const now = clock.now(platform);
-      if (now < expiresAt) {
-        await enqueueJobs(trx, platform, [{ kind: EXPIRY_JOB, payload: { quoteId, expiresAt: expiresAt.toISOString() }, runAt: expiresAt }], clock);
-        return;
-      }
-      const expired = await repo.moveQuote(trx, platform.id, quoteId, ['PENDING'], 'EXPIRED', now, { expiresBefore: now });
-      if (expired) await transactions.transition(trx, platform, expired.transactionId, 'EXPIRED', { failureReason: 'QUOTE_EXPIRED' });
+      const early = due.filter((d) => now < d.expiresAt);
+      const ids = due.filter((d) => now >= d.expiresAt).map((d) => d.quoteId);
+      const expired = await repo.expireQuotes(trx, platform.id, ids, now);
+      await transactions.transitionAll(trx, platform, expired.map((q) => q.transactionId), 'EXPIRED', { failureReason: 'QUOTE_EXPIRED' });
+      const again = early.map((d) => ({ kind: EXPIRY_JOB, payload: { quoteId: d.quoteId, expiresAt: d.expiresAt.toISOString() }, runAt: d.expiresAt }));
+      await enqueueJobs(trx, platform, again, clock);
     });
   }
 
@@ -64,7 +65,17 @@ export function createQuoteService(deps: QuoteServiceDeps) {
       const platform = job.platformId ? await platformOf(job.platformId) : undefined;
       if (platform) await run(platform, job);
     };
-    jobs.register(EXPIRY_JOB, withPlatform((platform, job) => expire(platform, String(job.payload.quoteId), new Date(String(job.payload.expiresAt ?? 0)))));
+    const expiryOf = (job: ClaimedJob) => ({ quoteId: String(job.payload.quoteId), expiresAt: new Date(String(job.payload.expiresAt ?? 0)) });
+    const byPlatform = (run: (platform: PlatformRef, group: ClaimedJob[]) => Promise<void>) => async (batch: ClaimedJob[]) => {
+      await Promise.all(
+        [...groupBy(batch, (job) => job.platformId)].map(async ([platformId, group]) => {
+          const platform = platformId ? await platformOf(platformId) : undefined;
+          if (platform) await run(platform, group);
+        }),
+      );
+    };
+    jobs.register(EXPIRY_JOB, withPlatform((platform, job) => expire(platform, [expiryOf(job)])));
+    jobs.registerBatch(EXPIRY_JOB, byPlatform((platform, group) => expire(platform, group.map(expiryOf))));
     const stepOf = (job: ClaimedJob): StepRef => ({ quoteId: String(job.payload.quoteId), step: Number(job.payload.step), event: job.payload.event as RailEvent | undefined });
     jobs.register(
       STEP_JOB,
@@ -73,14 +84,7 @@ export function createQuoteService(deps: QuoteServiceDeps) {
         return outcomes.runStep(platform, quoteId, step, event);
       }),
     );
-    jobs.registerBatch(STEP_JOB, async (batch) => {
-      await Promise.all(
-        [...groupBy(batch, (job) => job.platformId)].map(async ([platformId, group]) => {
-          const platform = platformId ? await platformOf(platformId) : undefined;
-          if (platform) await outcomes.runSteps(platform, group.map(stepOf));
-        }),
-      );
-    });
+    jobs.registerBatch(STEP_JOB, byPlatform((platform, group) => outcomes.runSteps(platform, group.map(stepOf))));
     jobs.register(RECOVERY_JOB, withPlatform((platform, job) => execution.recover(platform, String(job.payload.quoteId))));
   }
 
