@@ -8,6 +8,7 @@ import { jobRows, type JobRunner, type JobSpec } from '../../core/jobs.js';
 import { outboxWrites } from '../../core/outbox.js';
 import type { Database } from '../../db/database.js';
 import type { Clause } from '../../db/one-statement.js';
+import type { Batching } from '../../db/write-batcher.js';
 import type { AccountService } from '../accounts/service.js';
 import type { SenderGate } from '../compliance/sender-gate.js';
 import type { CustomerService } from '../customers/service.js';
@@ -118,15 +119,18 @@ export function createTransferService(deps: TransferServiceDeps) {
     const jobs = moved ? steps : [driver.recoveryJob(platform, i)];
     const all: Clause[] = [...writes, ...outboxWrites({ jobs: jobRows(platform, jobs, clock) })];
     let finish: RawBuilder<unknown> | undefined;
+    let batch: Batching = { kind: 'transfer-in' };
     if (parties.direction === 'OUTGOING') {
       const holdLeg = { debit: parties.internal.id, credit: settlement, amount: parties.amount, pending: true, code: 'TRANSFER_OUT' };
       const hold = await ledger.recordWithin(database.db, platform, [holdLeg], sql<string>`${record.id}`);
       if (!hold) throw new Error('the balance events of a transfer hold could not be prepared');
       all.push({ as: 'balances', query: hold.call }, ...hold.writes);
       finish = sql`select count(*) from balances`;
+      // Transfers out of one account queue on its balance row: together, they take it once.
+      batch = { kind: 'transfer-out', locks: ledger.locksOf([holdLeg]) };
     }
     try {
-      await commitWrites(ctx, all, presentTransaction(record, platform.id), finish);
+      await commitWrites(ctx, all, presentTransaction(record, platform.id), finish, batch);
     } catch (error) {
       throw ledger.explainError(error);
     }
