@@ -99,6 +99,18 @@ describe('concurrent transfers against one balance', () => {
     expect((await p.api.get('/transactions', { customerId: c.id })).body.totalCount).toBe(100);
     await ledgerIsClean(t, p.platform.id);
   });
+
+  it('40 parallel transfer-ins each get their own transaction and credit the account once', async () => {
+    const c = await customerWithAccounts(p, 'Ines Inflow', 0);
+    const source = await external(p, c.id, '001');
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => p.api.post('/transfer-in', { source: { accountId: source }, destination: { accountId: c.usd }, amount: 100 + i })));
+    expect(results.map((r) => r.status)).toEqual(Array(40).fill(201));
+    expect(new Set(results.map((r) => r.body.id)).size).toBe(40);
+    await p.api.post('/sandbox/clock/advance', { seconds: 1 });
+    for (const r of results) expect((await p.api.get(`/transactions/${r.body.id}`)).body.status).toBe('COMPLETED');
+    expect(await balance(t, c.usd)).toEqual({ available: 40 * 100 + (39 * 40) / 2, total: 40 * 100 + (39 * 40) / 2 });
+    await ledgerIsClean(t, p.platform.id);
+  });
 });
 
 describe('durable delays', () => {
