@@ -1,5 +1,8 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
-import type { Executor } from '../db/database.js';
+import { isUnmetExpectation, type Executor } from '../db/database.js';
+import { ServiceError } from './errors.js';
+
+const MAX_ATTEMPTS = 3;
 
 /**
  * The rows a write was decided on, each with the version it was read at (PostgreSQL's `xmin`,
@@ -24,6 +27,24 @@ export class RowChecks {
   /** Drops the remembered copies of the rows (after a refusal: at least one of them is stale). */
   forgetAll(): void {
     for (const check of this.checks) check.forget();
+  }
+}
+
+/**
+ * Runs `work` (reads, then a write that verifies `checks`) until its write is not refused for a
+ * changed row: after a refusal the remembered rows are forgotten and `work` runs again from fresh
+ * reads; after three refusals, 409 CONFLICT naming `what` was made.
+ */
+export async function withRowChecks<T>(what: string, work: (checks: RowChecks) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const checks = new RowChecks();
+    try {
+      return await work(checks);
+    } catch (error) {
+      if (!isUnmetExpectation(error)) throw error;
+      checks.forgetAll();
+      if (attempt === MAX_ATTEMPTS) throw new ServiceError('CONFLICT', `the customer or the accounts of this ${what} kept changing while it was made; try again`);
+    }
   }
 }
 

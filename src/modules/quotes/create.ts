@@ -4,8 +4,8 @@ import { invalidInput, ServiceError, type FieldError } from '../../core/errors.j
 import { jobRows } from '../../core/jobs.js';
 import { outboxWrites } from '../../core/outbox.js';
 import { newId } from '../../core/ids.js';
-import { isUnmetExpectation, type Executor } from '../../db/database.js';
-import { RowChecks } from '../../core/row-checks.js';
+import type { Executor } from '../../db/database.js';
+import { withRowChecks, type RowChecks } from '../../core/row-checks.js';
 import { newFundingReference } from '../accounts/funding.js';
 import type { Customer } from '../customers/service.js';
 import type { Platform } from '../platform/service.js';
@@ -25,7 +25,6 @@ import type { QuoteContext, QuoteDestinationHandler, QuoteServiceDeps, ResolvedD
 /** Job that expires a quote nobody executed. */
 export const EXPIRY_JOB = 'quote.expire';
 /** Tries of a quote whose remembered or freshly read rows changed before its write. */
-const MAX_ATTEMPTS = 3;
 
 interface ResolvedSource {
   view: QuoteSource;
@@ -302,16 +301,7 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
    */
   async function createQuote(ctx: QuoteContext, input: QuoteRequest): Promise<QuoteView> {
     if (input.immediatelyExecute === true && input.source.sourceType === 'ACCOUNT') return createAndExecute(ctx, input);
-    for (let attempt = 1; ; attempt++) {
-      const checks = new RowChecks();
-      try {
-        return await createChecked(ctx, input, checks);
-      } catch (error) {
-        if (!isUnmetExpectation(error)) throw error;
-        checks.forgetAll();
-        if (attempt === MAX_ATTEMPTS) throw new ServiceError('CONFLICT', 'the customer or the accounts of this quote kept changing while it was made; try again');
-      }
-    }
+    return withRowChecks('quote', (checks) => createChecked(ctx, input, checks));
   }
 
   async function createChecked(ctx: QuoteContext, input: QuoteRequest, checks: RowChecks): Promise<QuoteView> {

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { expectError, fund, newCustomer, transactionEvents, usdAccount, type TestCustomer } from '../../../test/support/quotes.js';
+import { changeCustomerAfterReads } from '../../../test/support/races.js';
 
 let t: TestApp;
 let p: TestPlatform;
@@ -285,35 +286,13 @@ describe('the rows a quote is decided on', () => {
     expectError(await p.api.post('/quotes', toBob), 404, 'USER_NOT_FOUND');
   });
 
-  /**
-   * Plays another writer that updates the sender's row right after each of the next `times`
-   * reads of it, i.e. between the quote's read and its write: the race the statement's
-   * row-version check exists for, made deterministic.
-   */
-  function changeSenderAfterReads(customerId: string, times: number) {
-    const { db } = t.corridor.database;
-    const executor = db.getExecutor() as { executeQuery: (...args: any[]) => Promise<unknown> };
-    const original = executor.executeQuery;
-    let reads = 0;
-    executor.executeQuery = async function (this: unknown, ...args: any[]) {
-      const result = await original.apply(this, args);
-      const query = args[0] as { sql: string; parameters: readonly unknown[] };
-      const isRead = query.sql.includes('as row_version from "customers"') && query.parameters.includes(customerId);
-      if (isRead && ++reads <= times) {
-        await original.call(this, { ...query, sql: 'update customers set updated_at = updated_at where id = $1', parameters: [customerId] });
-      }
-      return result;
-    };
-    return { reads: () => reads, restore: () => void (executor.executeQuery = original) };
-  }
-
   const quotesFrom = async (accountId: string) =>
     (await sql<{ n: number }>`select count(*)::int as n from quotes where source->>'accountId' = ${accountId}`.execute(t.corridor.database.db)).rows[0].n;
 
   it('are read again when one changed between the read and the write, and the quote is made from the fresh rows', async () => {
     const dana = await newCustomer(p, 'Dana Race');
     await fund(p, dana.accounts.EUR, 100_000);
-    const race = changeSenderAfterReads(dana.id, 1);
+    const race = changeCustomerAfterReads(t, dana.id, 1);
     try {
       const res = await p.api.post('/quotes', quoteBody({ source: fromEur(dana.accounts.EUR) }));
       expect(res.status, JSON.stringify(res.body)).toBe(201);
@@ -327,7 +306,7 @@ describe('the rows a quote is decided on', () => {
   it('409 CONFLICT when they keep changing, with nothing written', async () => {
     const erin = await newCustomer(p, 'Erin Race');
     await fund(p, erin.accounts.EUR, 100_000);
-    const race = changeSenderAfterReads(erin.id, 10);
+    const race = changeCustomerAfterReads(t, erin.id, 10);
     try {
       expectError(await p.api.post('/quotes', quoteBody({ source: fromEur(erin.accounts.EUR) })), 409, 'CONFLICT');
       expect(race.reads()).toBe(3);

@@ -1,4 +1,5 @@
 import { ServiceError, type ErrorCode, type FieldError } from '../../core/errors.js';
+import type { RowChecks } from '../../core/row-checks.js';
 import type { Database } from '../../db/database.js';
 import type { AccountService, InternalAccount } from '../accounts/service.js';
 import type { VerificationStatus } from '../customers/schemas.js';
@@ -39,7 +40,7 @@ function fieldsOf(direction: Direction) {
     : { internal: 'destination.accountId', external: 'source.accountId' };
 }
 
-async function loadAccounts(lookups: PartyLookups, platformId: string, direction: Direction, input: TransferInput) {
+async function loadAccounts(lookups: PartyLookups, platformId: string, direction: Direction, input: TransferInput, checks: RowChecks) {
   const fields = fieldsOf(direction);
   const [internalId, externalId] = direction === 'OUTGOING' ? [input.source.accountId, input.destination.accountId] : [input.destination.accountId, input.source.accountId];
   const { db } = lookups.database;
@@ -48,7 +49,7 @@ async function loadAccounts(lookups: PartyLookups, platformId: string, direction
       if (error instanceof ServiceError && error.code === 'NOT_FOUND') return undefined;
       throw error;
     }),
-    lookups.externalAccounts.findExternalAccount(db, platformId, externalId),
+    lookups.externalAccounts.findExternalAccount(db, platformId, externalId, checks),
   ]);
   if (!internal) throw fieldError('NOT_FOUND', fields.internal, 'exists', `internal account ${internalId} not found`);
   if (!external) throw fieldError('NOT_FOUND', fields.external, 'exists', `external account ${externalId} not found`);
@@ -103,15 +104,22 @@ function checkLimits(platform: Platform, direction: Direction, currency: string,
 
 /**
  * Finds and checks both accounts of a transfer (404 for ids unknown on this platform, 400 for
- * every rule broken). Reads run in parallel, outside any transaction.
+ * every rule broken). Reads run in parallel, outside any transaction; the external account and
+ * the customer may come from this process's memory, so the transfer's write must verify `checks`.
  */
-export async function resolveParties(lookups: PartyLookups, platform: Platform, direction: Direction, input: TransferInput): Promise<TransferParties> {
-  const { internal, external } = await loadAccounts(lookups, platform.id, direction, input);
+export async function resolveParties(
+  lookups: PartyLookups,
+  platform: Platform,
+  direction: Direction,
+  input: TransferInput,
+  checks: RowChecks,
+): Promise<TransferParties> {
+  const { internal, external } = await loadAccounts(lookups, platform.id, direction, input, checks);
   checkPair(direction, internal, external);
   checkLimits(platform, direction, internal.currency, input.amount, fieldsOf(direction).internal);
   let customer: TransferParties['customer'] = null;
   if (internal.customerId) {
-    const found = await lookups.customers.requireCustomer(lookups.database.db, platform.id, internal.customerId);
+    const found = await lookups.customers.requireCustomer(lookups.database.db, platform.id, internal.customerId, checks);
     customer = { id: found.id, platformCustomerId: found.platformCustomerId, verificationStatus: found.verificationStatus };
   }
   return { direction, internal, external, customer, currency: internal.currency, amount: input.amount };

@@ -6,7 +6,8 @@ import { ServiceError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { jobRows, type JobRunner, type JobSpec } from '../../core/jobs.js';
 import { outboxWrites } from '../../core/outbox.js';
-import type { Database } from '../../db/database.js';
+import { isUnmetExpectation, type Database } from '../../db/database.js';
+import { withRowChecks, type RowChecks } from '../../core/row-checks.js';
 import type { Clause } from '../../db/one-statement.js';
 import type { Batching } from '../../db/write-batcher.js';
 import type { AccountService } from '../accounts/service.js';
@@ -111,42 +112,47 @@ export function createTransferService(deps: TransferServiceDeps) {
    * plan, nothing due at once) the transfer is accepted straight into PROCESSING with its step
    * jobs, and nothing is left for step 2; otherwise it is PENDING with a recovery job.
    */
-  async function accept(ctx: ServiceContext<Platform>, parties: TransferParties, i: Initiation, settlement: string, steps: JobSpec[] | null) {
+  async function accept(ctx: ServiceContext<Platform>, parties: TransferParties, i: Initiation, settlement: string, steps: JobSpec[] | null, checks: RowChecks) {
     const { platform } = ctx;
     const draft = { ...draftOf(parties, ctx.agentId), id: i.transactionId };
     const moved = steps && transactions.creationMovedTo(platform, draft, 'PROCESSING');
     const { record, writes } = moved ?? transactions.creation(platform, draft);
     const jobs = moved ? steps : [driver.recoveryJob(platform, i)];
     const all: Clause[] = [...writes, ...outboxWrites({ jobs: jobRows(platform, jobs, clock) })];
-    let finish: RawBuilder<unknown> | undefined;
+    const unchanged = sql`corridor_expect(${checks.holds()}, 'a row this transfer was decided on changed')`;
+    let finish: RawBuilder<unknown> = sql`select ${unchanged}`;
     let batch: Batching = { kind: 'transfer-in' };
     if (parties.direction === 'OUTGOING') {
       const holdLeg = { debit: parties.internal.id, credit: settlement, amount: parties.amount, pending: true, code: 'TRANSFER_OUT' };
       const hold = await ledger.recordWithin(database.db, platform, [holdLeg], sql<string>`${record.id}`);
       if (!hold) throw new Error('the balance events of a transfer hold could not be prepared');
       all.push({ as: 'balances', query: hold.call }, ...hold.writes);
-      finish = sql`select count(*) from balances`;
+      finish = sql`select ${unchanged}, (select count(*) from balances)`;
       // Transfers out of one account queue on its balance row: together, they take it once.
       batch = { kind: 'transfer-out', locks: ledger.locksOf([holdLeg]) };
     }
     try {
       await commitWrites(ctx, all, presentTransaction(record, platform.id), finish, batch);
     } catch (error) {
-      throw ledger.explainError(error);
+      throw isUnmetExpectation(error) ? error : ledger.explainError(error);
     }
     return { record, started: moved !== null };
   }
 
   async function transfer(ctx: ServiceContext<Platform>, direction: Direction, input: TransferInput): Promise<TransactionView> {
+    return withRowChecks('transfer', (checks) => transferChecked(ctx, direction, input, checks));
+  }
+
+  async function transferChecked(ctx: ServiceContext<Platform>, direction: Direction, input: TransferInput, checks: RowChecks): Promise<TransactionView> {
     const { platform } = ctx;
-    const parties = await resolveParties(deps, platform, direction, input);
+    const parties = await resolveParties(deps, platform, direction, input, checks);
     if (direction === 'OUTGOING' && parties.customer) deps.senderGate.check(platform, parties.customer);
     requireRail(platform);
     // System accounts are created in their own transaction, so before ours opens.
     const settlement = await driver.settlementAccount(platform, parties.currency);
     const initiation = initiationOf(parties);
     const answer = await driver.askAhead(platform, initiation);
-    const accepted = await accept(ctx, parties, initiation, settlement, driver.laterSteps(platform, initiation, answer));
+    const accepted = await accept(ctx, parties, initiation, settlement, driver.laterSteps(platform, initiation, answer), checks);
     const record = accepted.started ? accepted.record : await driver.initiate(platform, initiation, answer);
     return presentTransaction(record, platform.id);
   }

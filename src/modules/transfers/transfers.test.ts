@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type ApiResponse, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { changeCustomerAfterReads } from '../../../test/support/races.js';
 
 let t: TestApp;
 let p: TestPlatform;
@@ -270,5 +271,42 @@ describe('after every outcome', () => {
     const held = await services.ledger.transactionsWithPendingLegs(database.db, p.platform.id);
     expect(await services.transactions.terminalAmong(database.db, held)).toEqual([]);
     expect(held).toEqual([]);
+  });
+});
+
+describe('POST /transfer-out decided on a customer row that changed before the write', () => {
+  async function payer(name: string) {
+    const c = await newCustomer(p, name);
+    expect((await p.api.post(`/sandbox/internal-accounts/${c.usd}/fund`, { amount: 10_000 })).status).toBe(200);
+    const body = { source: { accountId: c.usd }, destination: { accountId: await externalAccount(p, c.id, '001') }, amount: 100 };
+    return { c, body };
+  }
+
+  it('reads it again and makes the transfer from the fresh row', async () => {
+    const { c, body } = await payer('Dora Race');
+    const race = changeCustomerAfterReads(t, c.id, 1);
+    try {
+      expectCreated(await p.api.post('/transfer-out', body));
+      expect(race.reads()).toBe(2); // the first write was refused; the second read the new version
+    } finally {
+      race.restore();
+    }
+    expect(await balance(c.usd)).toEqual({ available: 9_900, total: 10_000 });
+    expect((await p.api.get('/transactions', { customerId: c.id })).body.totalCount).toBe(1);
+  });
+
+  it('409 CONFLICT when it keeps changing, with nothing written or held', async () => {
+    const { c, body } = await payer('Eddie Race');
+    const race = changeCustomerAfterReads(t, c.id, 10);
+    try {
+      const res = await p.api.post('/transfer-out', body);
+      expect([res.status, res.body.code]).toEqual([409, 'CONFLICT']);
+      expect(race.reads()).toBe(3);
+    } finally {
+      race.restore();
+    }
+    expect(await balance(c.usd)).toEqual({ available: 10_000, total: 10_000 });
+    expect((await p.api.get('/transactions', { customerId: c.id })).body.data).toEqual([]);
+    expectCreated(await p.api.post('/transfer-out', body));
   });
 });
