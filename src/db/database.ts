@@ -81,8 +81,11 @@ function preparedStatements(client: pg.PoolClient): pg.PoolClient {
   return client;
 }
 
-/** Connections kept for `runInOneTransaction` (beside the pool's): each carries a whole batch. */
-const PIPELINED_CONNECTIONS = 4;
+/**
+ * Connections kept for `runInOneTransaction` (beside the pool's): each carries a whole batch, and
+ * the write batcher runs at most two batches at once (`WriteBatcherOptions.maxInFlight`).
+ */
+const PIPELINED_CONNECTIONS = 2;
 
 /** A SQLSTATE: the error came from PostgreSQL, which rolled the transaction back. */
 const fromServer = (error: unknown): boolean => typeof (error as PgError)?.code === 'string' && /^[0-9A-Z]{5}$/.test((error as PgError).code!);

@@ -51,7 +51,7 @@ interface Entry {
  * arrive wait, and those of one group then go together (up to `maxBatch`, in arrival order).
  * Under light load nothing waits and each batch is one entry.
  */
-function batchQueue(commit: (batch: Entry[]) => Promise<void>, { maxInFlight = 4, maxBatch = 8 }: WriteBatcherOptions) {
+function batchQueue(commit: (batch: Entry[]) => Promise<void>, { maxInFlight = 2, maxBatch = 16 }: WriteBatcherOptions) {
   const queue: Entry[] = [];
   let inFlight = 0;
 
