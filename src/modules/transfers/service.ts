@@ -108,7 +108,8 @@ export function createTransferService(deps: TransferServiceDeps) {
    * Step 1: the transaction, its events, its jobs and the hold (transfers out), committed together
    * as one statement (with the Idempotency-Key record, which answers a replay with the transfer as
    * accepted): the ledger call locks the source account's row only for that statement. An
-   * overdraft fails the statement, and nothing of it stays. With `steps` (a simulated rail's
+   * overdraft fails the statement, and nothing of it stays; so does a change to a row in `checks`.
+   * Concurrent transfers are committed together (`Batching`). With `steps` (a simulated rail's
    * plan, nothing due at once) the transfer is accepted straight into PROCESSING with its step
    * jobs, and nothing is left for step 2; otherwise it is PENDING with a recovery job.
    */
