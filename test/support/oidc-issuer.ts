@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import type { KeyObject } from 'node:crypto';
+import { exportJWK, SignJWT, type JWK } from 'jose';
+import { generateEcKeyPair } from '../../src/core/ec-keys.js';
 
 /**
  * A loopback OpenID Connect issuer for tests: serves its discovery document and JWKS on
@@ -20,12 +22,12 @@ export class OidcIssuer {
   issuer = '';
   jwksRequests = 0;
   private server?: Server;
-  private key!: { privateKey: CryptoKey; publicJwk: JWK };
+  private key!: { privateKey: KeyObject; publicJwk: JWK };
   private readonly kid = `test-${Math.random().toString(36).slice(2)}`;
 
   static async start(): Promise<OidcIssuer> {
     const issuer = new OidcIssuer();
-    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const { privateKey, publicKey } = generateEcKeyPair('P-256');
     issuer.key = { privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid: issuer.kid, alg: 'ES256', use: 'sig' } };
     issuer.server = createServer((request, response) => issuer.handle(request.url ?? '/', response));
     await new Promise<void>((resolve) => issuer.server!.listen(0, '127.0.0.1', resolve));
@@ -48,7 +50,7 @@ export class OidcIssuer {
   }
 
   /** An ID token signed by this issuer (or by `signWith`, a key it does not publish). */
-  async token(claims: TokenClaims = {}, signWith?: CryptoKey): Promise<string> {
+  async token(claims: TokenClaims = {}, signWith?: KeyObject): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
     const iat = claims.iat ?? now;
     return new SignJWT({ ...(claims.email !== undefined && { email: claims.email }) })
@@ -62,8 +64,8 @@ export class OidcIssuer {
   }
 
   /** A key this issuer does not publish: tokens signed with it must be refused. */
-  static async foreignKey(): Promise<CryptoKey> {
-    return (await generateKeyPair('ES256')).privateKey;
+  static async foreignKey(): Promise<KeyObject> {
+    return generateEcKeyPair('P-256').privateKey;
   }
 
   close(): Promise<void> {

@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { generateEcKeyPair } from '../../src/core/ec-keys.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { signPayload } from '@uma-sdk/core';
@@ -41,10 +41,8 @@ export interface FakeVasp {
 }
 
 function keyPair(): { privateKey: Uint8Array; publicKeyHex: string } {
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'secp256k1' });
-  const jwk = publicKey.export({ format: 'jwk' });
-  const point = Buffer.concat([Buffer.from([4]), Buffer.from(jwk.x!, 'base64url'), Buffer.from(jwk.y!, 'base64url')]);
-  return { privateKey: new Uint8Array(Buffer.from(privateKey.export({ format: 'jwk' }).d!, 'base64url')), publicKeyHex: point.toString('hex') };
+  const { d, point } = generateEcKeyPair('secp256k1');
+  return { privateKey: new Uint8Array(d), publicKeyHex: point.toString('hex') };
 }
 
 /** A fresh secp256k1 key pair as UMA uses them (raw private scalar, uncompressed public point hex). */

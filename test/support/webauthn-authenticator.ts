@@ -1,4 +1,5 @@
-import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import { createHash, randomBytes, sign, type KeyObject } from 'node:crypto';
+import { generateEcKeyPair } from '../../src/core/ec-keys.js';
 
 /**
  * A software WebAuthn authenticator for tests: one P-256 (ES256) credential, "none" attestation,
@@ -54,9 +55,9 @@ export class SoftwareAuthenticator {
   private readonly publicJwk: { x: string; y: string };
 
   constructor(readonly options: { rpId: string; origin: string; userVerified?: boolean }) {
-    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    const { privateKey, point } = generateEcKeyPair('P-256');
     this.privateKey = privateKey;
-    this.publicJwk = publicKey.export({ format: 'jwk' }) as { x: string; y: string };
+    this.publicJwk = { x: point.subarray(1, 33).toString('base64url'), y: point.subarray(33).toString('base64url') };
   }
 
   private flags(extra: number): number {

@@ -1,4 +1,5 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, verify, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { generateEcKeyPair } from '../../core/ec-keys.js';
 import { signPayload } from '@uma-sdk/core';
 import type { Clock } from '../../core/clock.js';
 import type { Database } from '../../db/database.js';
@@ -25,11 +26,6 @@ export const PUBKEY_CACHE_SECONDS = 3600;
 const CERTIFICATE_YEARS = 10;
 
 const sealContext = (platformId: string) => `uma-signing-key:${platformId}`;
-
-function uncompressedPoint(publicKey: KeyObject): Buffer {
-  const jwk = publicKey.export({ format: 'jwk' });
-  return Buffer.concat([Buffer.from([4]), Buffer.from(jwk.x!, 'base64url'), Buffer.from(jwk.y!, 'base64url')]);
-}
 
 /** A KeyObject for an uncompressed secp256k1 point given as bytes. */
 export function publicKeyFromPoint(point: Uint8Array): KeyObject {
@@ -60,7 +56,7 @@ export function signUma(payload: string, key: PlatformKey): Promise<string> {
 }
 
 function generate(commonName: string, now: Date): { stored: Omit<repo.StoredKey, 'sealedPrivateKey'>; pem: string } {
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'secp256k1' });
+  const { privateKey, publicKey, point } = generateEcKeyPair('secp256k1');
   const notAfter = new Date(now);
   notAfter.setUTCFullYear(notAfter.getUTCFullYear() + CERTIFICATE_YEARS);
   const certificate = selfSignedCertificate({
@@ -71,7 +67,7 @@ function generate(commonName: string, now: Date): { stored: Omit<repo.StoredKey,
     notAfter,
   });
   return {
-    stored: { publicKey: uncompressedPoint(publicKey).toString('hex'), certificate: certificate.toString('hex') },
+    stored: { publicKey: point.toString('hex'), certificate: certificate.toString('hex') },
     pem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
   };
 }

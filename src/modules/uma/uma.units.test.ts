@@ -1,4 +1,5 @@
-import { generateKeyPairSync, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
+import { generateEcKeyPair } from '../../core/ec-keys.js';
 import { PubKeyResponse, signPayload } from '@uma-sdk/core';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../config.js';
@@ -73,13 +74,13 @@ describe('addresses and domains', () => {
 
 describe('keys and signatures', () => {
   it('makes a self-signed secp256k1 certificate that node and the UMA SDK read', async () => {
-    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'secp256k1' });
+    const { privateKey, publicKey, d } = generateEcKeyPair('secp256k1');
     const der = selfSignedCertificate({ commonName: 'pay.example.com', spkiDer: publicKey.export({ type: 'spki', format: 'der' }), privateKey, notBefore: new Date(), notAfter: new Date(Date.UTC(2060, 0, 1)) });
     const cert = new X509Certificate(der);
     expect(cert.subject).toBe('CN=pay.example.com');
     expect(cert.verify(publicKey)).toBe(true);
     const point = PubKeyResponse.fromJson(JSON.stringify({ signingCertChain: [der.toString('hex')], encryptionCertChain: [der.toString('hex')] })).getSigningPubKey();
-    const raw = new Uint8Array(Buffer.from(privateKey.export({ format: 'jwk' }).d!, 'base64url'));
+    const raw = new Uint8Array(d);
     const signature = await signPayload('$bob@pay.example.com|1|2', raw);
     expect(verifyUmaSignature('$bob@pay.example.com|1|2', signature, point)).toBe(true);
     expect(verifyUmaSignature('$bob@pay.example.com|1|3', signature, point)).toBe(false);
@@ -89,7 +90,7 @@ describe('keys and signatures', () => {
 
 describe('certificates, many times', () => {
   it('always encode as strict DER (random serials included)', () => {
-    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'secp256k1' });
+    const { privateKey, publicKey } = generateEcKeyPair('secp256k1');
     const spkiDer = publicKey.export({ type: 'spki', format: 'der' });
     for (let i = 0; i < 300; i++) {
       const der = selfSignedCertificate({ commonName: 'x.example', spkiDer, privateKey, notBefore: new Date(), notAfter: new Date(Date.now() + 86_400_000) });

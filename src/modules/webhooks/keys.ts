@@ -1,4 +1,5 @@
-import { createPrivateKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
+import { generateEcKeyPair } from '../../core/ec-keys.js';
 import type { Database } from '../../db/database.js';
 import * as repo from './repository.js';
 
@@ -10,7 +11,7 @@ export interface SigningKey {
 }
 
 function generatePair(): { privateKeyPem: string; publicKeyPem: string } {
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const { privateKey, publicKey } = generateEcKeyPair('P-256');
   return {
     privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
     publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),

@@ -1,4 +1,5 @@
-import { createPublicKey, generateKeyPairSync, verify, type KeyObject } from 'node:crypto';
+import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { generateEcKeyPair } from '../../../core/ec-keys.js';
 import { p256 } from '@noble/curves/nist.js';
 
 /**
@@ -62,11 +63,6 @@ export interface SessionKeyPair {
 }
 
 export function newSessionKeyPair(): SessionKeyPair {
-  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-  const jwk = privateKey.export({ format: 'jwk' });
-  const uncompressed = Buffer.concat([Buffer.from([4]), Buffer.from(jwk.x!, 'base64url'), Buffer.from(jwk.y!, 'base64url')]);
-  return {
-    privateKey: new Uint8Array(Buffer.from(jwk.d!, 'base64url')),
-    publicKeyHex: Buffer.from(compressPoint(uncompressed)).toString('hex'),
-  };
+  const { d, point } = generateEcKeyPair('P-256');
+  return { privateKey: new Uint8Array(d), publicKeyHex: Buffer.from(compressPoint(point)).toString('hex') };
 }
