@@ -9,8 +9,8 @@ import { Samples } from './stats.mjs';
  *
  * The warm-up is the first part of one autocannon run rather than autocannon's own `warmup`
  * option: that one closes its connections and opens new ones for the measured part, and on a
- * busy server the first request of each new connection waited up to 450 ms to be read (the server
- * itself answered it in under 130 ms), which by itself set the p99 of a 6-s run.
+ * busy server the first request of each new connection waited up to 450 ms on the client while
+ * the server answered it in under 130 ms: a wait that clients keeping their connections never see.
  *
  * `onStart` runs when the measured part begins (after the warm-up); CPU accounting hooks it.
  *

@@ -24,7 +24,6 @@ import type { QuoteContext, QuoteDestinationHandler, QuoteServiceDeps, ResolvedD
 
 /** Job that expires a quote nobody executed. */
 export const EXPIRY_JOB = 'quote.expire';
-/** Tries of a quote whose remembered or freshly read rows changed before its write. */
 
 interface ResolvedSource {
   view: QuoteSource;

@@ -273,7 +273,7 @@ export async function moveQuote(
   from: QuoteStatus[],
   to: QuoteStatus,
   now: Date,
-  extra: { expiresBefore?: Date; nextStep?: number; atStep?: number } = {},
+  extra: { nextStep?: number; atStep?: number } = {},
 ): Promise<QuoteRecord | undefined> {
   let query = ex
     .updateTable('quotes')
@@ -281,7 +281,6 @@ export async function moveQuote(
     .where('platform_id', '=', platformId)
     .where('id', '=', id)
     .where('status', 'in', from);
-  if (extra.expiresBefore) query = query.where('expires_at', '<=', extra.expiresBefore);
   if (extra.atStep !== undefined) query = query.where('next_step', '=', extra.atStep);
   const row = await query.returningAll().executeTakeFirst();
   return row && toRecord(row);
