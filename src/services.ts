@@ -38,7 +38,8 @@ export interface CoreDeps {
 /** Builds every domain service and wires their dependencies: the one place that knows them all. */
 export function createServices(deps: CoreDeps) {
   const { database, clock, log, config } = deps;
-  // PGlite runs one statement at a time: a wide batch of jobs would queue ahead of requests.
+  // PGlite runs one statement at a time: a wide batch of jobs would queue ahead of requests, so
+  // its rounds start narrow (they grow only while a backlog lasts, see JobRunner.runDue).
   const jobs = new JobRunner({ database, clock, log, batchSize: database.kind === 'pglite' ? 4 : 20 });
   const walletKeys = createWalletKeys(config.walletEncryptionKey);
   const platforms = createPlatformService({

@@ -74,8 +74,9 @@ export function createQuoteService(deps: QuoteServiceDeps) {
         }),
       );
     };
-    jobs.register(EXPIRY_JOB, withPlatform((platform, job) => expire(platform, [expiryOf(job)])));
-    jobs.registerBatch(EXPIRY_JOB, byPlatform((platform, group) => expire(platform, group.map(expiryOf))));
+    const expireAll = byPlatform((platform, group) => expire(platform, group.map(expiryOf)));
+    jobs.register(EXPIRY_JOB, (job) => expireAll([job]));
+    jobs.registerBatch(EXPIRY_JOB, expireAll);
     const stepOf = (job: ClaimedJob): StepRef => ({ quoteId: String(job.payload.quoteId), step: Number(job.payload.step), event: job.payload.event as RailEvent | undefined });
     jobs.register(
       STEP_JOB,
