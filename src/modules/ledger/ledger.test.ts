@@ -3,6 +3,7 @@ import { startTestApp, type TestApp, type TestPlatform } from '../../../test/sup
 import { sql } from 'kysely';
 import { enqueueJobs } from '../../core/jobs.js';
 import { transact } from '../../db/transact.js';
+import type { Executor } from '../../db/database.js';
 import { insertSystemAccount } from './repository.js';
 
 let t: TestApp;
@@ -128,6 +129,39 @@ describe('ledger transfers', () => {
     expect(view.balance.amount).toBe(600);
     const held = inside.events[1].data as { updatedAt: string };
     expect(held).toEqual({ ...view, updatedAt: held.updatedAt });
+    await db().deleteFrom('jobs').where('kind', '=', probe).execute();
+  });
+
+  it('resolving with the accounts it will change carries their events and the buffered outbox on its statement; other accounts are announced after', async () => {
+    const [named, unnamed] = [await funded(1_000), await funded(1_000)];
+    const rail = await ledger().systemAccount(p.platform.id, 'USD', 'RAIL_SETTLEMENT');
+    const holds = [named, unnamed].map((debit) => ({ debit, credit: rail, amount: 300, pending: true, code: 'PAYOUT' }));
+    await db().transaction().execute((trx) => ledger().record(trx, p.platform, holds, 'Transaction:resolve-riders'));
+    const probe = `ledger-resolve-rider-${named}`;
+    const balanceEventsOf = (ex: Executor, account: string) =>
+      ex
+        .selectFrom('events')
+        .select('data')
+        .where('platform_id', '=', p.platform.id)
+        .where('type', '=', 'INTERNAL_ACCOUNT.BALANCE_UPDATED')
+        .where(sql<string>`data->>'id'`, '=', account)
+        .orderBy('id')
+        .execute();
+    const inside = await transact(db(), async (trx) => {
+      const nextWeek = new Date(t.corridor.clock.now(p.platform).getTime() + 7 * 86_400_000);
+      await enqueueJobs(trx, p.platform, [{ kind: probe, payload: {}, runAt: nextWeek }], t.corridor.clock);
+      const changes = await ledger().resolve(trx, p.platform, { transactionId: 'Transaction:resolve-riders', accounts: [named, named] }, 'POST');
+      // Read before the commit: only the ledger's statement can have written the job and the named account's event by now.
+      const jobs = await trx.selectFrom('jobs').select('kind').where('kind', '=', probe).execute();
+      return { changes, jobs, named: await balanceEventsOf(trx, named), unnamed: await balanceEventsOf(trx, unnamed) };
+    });
+    expect(inside.changes).toEqual(expect.arrayContaining([{ accountId: named, available: 700, posted: 700 }, { accountId: unnamed, available: 700, posted: 700 }]));
+    expect(inside.jobs).toEqual([{ kind: probe }]);
+    const totals = (events: { data: unknown }[]) => events.map((e) => (e.data as { totalBalance: { amount: number } }).totalBalance.amount);
+    expect(totals(inside.named)).toEqual([1_000, 1_000, 700]);
+    expect(totals(inside.unnamed)).toEqual([1_000, 1_000]);
+    expect(totals(await balanceEventsOf(db(), unnamed))).toEqual([1_000, 1_000, 700]);
+    expect((await ledger().verify(db(), p.platform.id)).problems).toEqual([]);
     await db().deleteFrom('jobs').where('kind', '=', probe).execute();
   });
 

@@ -118,9 +118,18 @@ export function createLedgerService({ database, clock }: LedgerServiceDeps) {
     explainError: mapLedgerError,
     /** The balance rows recording `legs` locks, for a batch that takes them first (see `RowLocks`). */
     locksOf: (legs: Leg[]): RowLocks => ({ keys: accountsOf(legs), statement: lockAccounts }),
-    /** Posts or voids a transaction's pending legs (or the given transfers); idempotent. */
+    /**
+     * Posts or voids a transaction's pending legs (or the given transfers); idempotent. With
+     * `target.accounts`, the call carries their balance events and what `trx` has buffered.
+     */
     async resolve(trx: Trx, platform: PlatformRef, target: ResolveTarget, outcome: 'POST' | 'VOID'): Promise<BalanceChange[]> {
-      return notify(trx, platform, await resolvePending(trx, platform.id, target, outcome, clock.now(platform)));
+      const now = clock.now(platform);
+      const balanceEvents = announcer && target.accounts?.length ? await announcer.prepare(trx, platform, [...new Set(target.accounts)]) : null;
+      if (!balanceEvents) return notify(trx, platform, await resolvePending(trx, platform.id, target, outcome, now));
+      const changes = await resolvePending(trx, platform.id, target, outcome, now, { balanceEvents, writes: takeOutboxWrites(trx) });
+      const announced = new Set(balanceEvents.map((e) => e.account_id));
+      await notify(trx, platform, changes.filter((c) => !announced.has(c.accountId)));
+      return changes;
     },
     transfersOf,
     transactionsWithPendingLegs,

@@ -112,9 +112,7 @@ export async function recordLegs(
   if (legs.length === 0) return [];
   const call = recordCall(platformId, transactionId, legs, now);
   try {
-    const writes = [...balanceEventWrites(riders.balanceEvents), ...riders.writes];
-    const statement = writes.length === 0 ? call : statementOf([{ as: 'balances', query: call }, ...writes], sql<BalanceRow>`select * from balances`);
-    const { rows } = await statement.execute(trx);
+    const { rows } = await withRiders(call, riders).execute(trx);
     return toChanges(rows);
   } catch (error) {
     throw mapLedgerError(error);
@@ -127,21 +125,41 @@ export interface ResolveTarget {
   transactionId?: string;
   /** Several transactions at once (their accounts are still locked in one ordered pass). */
   transactionIds?: string[];
+  /**
+   * The internal accounts the caller expects the call to change (a payment's source, say): their
+   * balance events then ride on the call's statement, so the accounts' rows stay locked for the
+   * commit's round trip only. Any other account that changes is announced after the call.
+   */
+  accounts?: string[];
 }
 
-/** Posts or voids pending transfers; already-resolved ones are skipped. */
-export async function resolvePending(trx: Trx, platformId: string, target: ResolveTarget, outcome: 'POST' | 'VOID', now: Date): Promise<BalanceChange[]> {
+/** Posts or voids pending transfers, with the riders in the same statement; already-resolved ones are skipped. */
+export async function resolvePending(
+  trx: Trx,
+  platformId: string,
+  target: ResolveTarget,
+  outcome: 'POST' | 'VOID',
+  now: Date,
+  riders: LedgerRiders = { balanceEvents: [], writes: [] },
+): Promise<BalanceChange[]> {
   const byTransactions = target.transactionIds?.length
     ? sql`array(select id from ledger_transfers where transaction_id = any(${target.transactionIds}::text[]))`
     : sql`'{}'::text[]`;
-  try {
-    const { rows } = await sql<{ account_id: string; available: number; posted: number }>`
+  const call = sql<BalanceRow>`
       select * from ledger_resolve(${platformId}, ${target.transferIds ?? []}::text[] || ${byTransactions}, ${target.transactionId ?? null},
-                                   ${outcome === 'POST'}, ${now}::timestamptz)`.execute(trx);
+                                   ${outcome === 'POST'}, ${now}::timestamptz)`;
+  try {
+    const { rows } = await withRiders(call, riders).execute(trx);
     return toChanges(rows);
   } catch (error) {
     throw mapLedgerError(error);
   }
+}
+
+/** A ledger call and its riders as one statement that selects the call's balances. */
+function withRiders(call: RawBuilder<BalanceRow>, riders: LedgerRiders): RawBuilder<BalanceRow> {
+  const writes = [...balanceEventWrites(riders.balanceEvents), ...riders.writes];
+  return writes.length === 0 ? call : statementOf([{ as: 'balances', query: call }, ...writes], sql<BalanceRow>`select * from balances`);
 }
 
 export type TransferRow = Pick<

@@ -32,6 +32,11 @@ export async function quoteAccounts(ledger: LedgerService, platform: PlatformRef
   return { source, fees, fxSending, fxReceiving, destination };
 }
 
+/** The internal accounts whose holds resolving these quotes posts or voids: their sources. */
+export function heldAccounts(quotes: QuoteRecord[]): string[] {
+  return quotes.flatMap((q) => (q.debitAccountId ? [q.debitAccountId] : []));
+}
+
 /**
  * What execution books (docs/api/quotes.md, "Ledger"): the fee and the converted amount leave the
  * source in the sending currency; the receiving amount leaves FX liquidity in the receiving

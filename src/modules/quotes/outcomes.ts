@@ -6,7 +6,7 @@ import type { RailEvent, RailPlan } from '../rails/rail.js';
 import { railFailureReason, type FailureDetail, type FailureReason } from '../transactions/lifecycle.js';
 import type { Refund } from '../transactions/schemas.js';
 import { newReference } from '../../core/ids.js';
-import { quoteAccounts, refundLegs, type QuoteAccounts } from './legs.js';
+import { heldAccounts, quoteAccounts, refundLegs, type QuoteAccounts } from './legs.js';
 import * as repo from './repository.js';
 import type { QuoteRecord } from './repository.js';
 import type { QuoteStatus } from './schemas.js';
@@ -79,11 +79,11 @@ export function createQuoteOutcomes(deps: QuoteServiceDeps) {
     switch (event.kind) {
       case 'COMPLETED':
         await transactions.transition(trx, platform, transactionId, 'COMPLETED', { settledAt: now });
-        await ledger.resolve(trx, platform, { transactionId }, 'POST');
+        await ledger.resolve(trx, platform, { transactionId, accounts: heldAccounts([q]) }, 'POST');
         return;
       case 'FAILED':
         await failTransaction(trx, platform, q, event.reason ?? failureReasonFor(event.detail), event.detail, refundAfterFailure(event.detail, now, event.reason));
-        await ledger.resolve(trx, platform, { transactionId }, 'VOID');
+        await ledger.resolve(trx, platform, { transactionId, accounts: heldAccounts([q]) }, 'VOID');
         return;
       case 'RETURNED':
         if (!accounts) throw new Error('a returned payout needs its ledger accounts');
@@ -93,7 +93,7 @@ export function createQuoteOutcomes(deps: QuoteServiceDeps) {
       case 'REFUND_FAILED':
         // The payout left and never came back: the money is gone, so the holds post.
         await failTransaction(trx, platform, q, railFailureReason('OUTGOING'), event.detail, refund('FAILED', 'TRANSACTION_FAILED', now));
-        await ledger.resolve(trx, platform, { transactionId }, 'POST');
+        await ledger.resolve(trx, platform, { transactionId, accounts: heldAccounts([q]) }, 'POST');
         return;
     }
   }
@@ -201,7 +201,7 @@ export function createQuoteOutcomes(deps: QuoteServiceDeps) {
       if (moved.length === 0) return [];
       const transactionIds = moved.map((q) => q.transactionId);
       await transactions.transitionAll(trx, platform, transactionIds, 'COMPLETED', { settledAt: now });
-      await ledger.resolve(trx, platform, { transactionIds }, 'POST');
+      await ledger.resolve(trx, platform, { transactionIds, accounts: heldAccounts(moved) }, 'POST');
       for (const q of moved) await advance(trx, platform, q, null);
       const applied = new Set(moved.map((q) => `${q.id}|${q.nextStep - 1}`));
       return steps.filter((s) => applied.has(`${s.quoteId}|${s.step}`));

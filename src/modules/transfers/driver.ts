@@ -54,6 +54,9 @@ interface StepPayload {
 
 const stepOf = (job: ClaimedJob): StepPayload => job.payload as unknown as StepPayload;
 
+/** The internal accounts whose holds resolving these transfers out posts or voids: their sources. */
+const heldAccounts = (records: TransactionRecord[]): string[] => records.flatMap((r) => (r.source.accountId ? [r.source.accountId] : []));
+
 /** The failure detail recorded when the rail refuses to start a payment. */
 function refusalDetail(error: ServiceError): FailureDetail {
   return error.code === 'NOT_IMPLEMENTED' ? 'NO_RAIL_CONFIGURED' : 'EXECUTION_FAILED';
@@ -78,7 +81,7 @@ export function createTransferDriver(deps: TransferDriverDeps) {
   /** Ledger side of a completion: a transfer out posts its hold; a transfer in credits the account. */
   async function settle(trx: Trx, platform: PlatformRef, record: TransactionRecord, settlement: string): Promise<void> {
     if (record.type === 'OUTGOING') {
-      await ledger.resolve(trx, platform, { transactionId: record.id }, 'POST');
+      await ledger.resolve(trx, platform, { transactionId: record.id, accounts: heldAccounts([record]) }, 'POST');
       return;
     }
     const leg = { debit: settlement, credit: record.destination.accountId!, amount: record.receivedAmount, code: 'TRANSFER_IN' };
@@ -109,7 +112,7 @@ export function createTransferDriver(deps: TransferDriverDeps) {
     if (!current) return undefined;
     const failureReason = railFailureReason(current.type);
     const failed = await transactions.transition(trx, platform, id, 'FAILED', { failureReason, failureDetail: detail }, { from });
-    if (failed?.type === 'OUTGOING') await ledger.resolve(trx, platform, { transactionId: id }, 'VOID');
+    if (failed?.type === 'OUTGOING') await ledger.resolve(trx, platform, { transactionId: id, accounts: heldAccounts([failed]) }, 'VOID');
     return failed;
   }
 
@@ -243,8 +246,8 @@ export function createTransferDriver(deps: TransferDriverDeps) {
     await transact(database.db, async (trx) => {
       const ids = steps.map((s) => s.transactionId);
       const done = await transactions.transitionAll(trx, platform, ids, 'COMPLETED', { settledAt: clock.now(platform) }, { from: ['PROCESSING'] });
-      const outgoing = done.filter((r) => r.type === 'OUTGOING').map((r) => r.id);
-      if (outgoing.length > 0) await ledger.resolve(trx, platform, { transactionIds: outgoing }, 'POST');
+      const outgoing = done.filter((r) => r.type === 'OUTGOING');
+      if (outgoing.length > 0) await ledger.resolve(trx, platform, { transactionIds: outgoing.map((r) => r.id), accounts: heldAccounts(outgoing) }, 'POST');
       for (const record of done.filter((r) => r.type === 'INCOMING')) await settle(trx, platform, record, settlements.get(record.receivedCurrency)!);
     });
   }
