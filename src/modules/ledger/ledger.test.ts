@@ -77,6 +77,17 @@ describe('POST /sandbox/internal-accounts/{id}/fund', () => {
 });
 
 describe('ledger transfers', () => {
+  /** An account's INTERNAL_ACCOUNT.BALANCE_UPDATED events, oldest first, as `ex` sees them. */
+  const balanceEventsOf = (ex: Executor, account: string) =>
+    ex
+      .selectFrom('events')
+      .select('data')
+      .where('platform_id', '=', p.platform.id)
+      .where('type', '=', 'INTERNAL_ACCOUNT.BALANCE_UPDATED')
+      .where(sql<string>`data->>'id'`, '=', account)
+      .orderBy('id')
+      .execute();
+
   async function funded(amount: number) {
     const account = await newAccount(p);
     await p.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount });
@@ -113,15 +124,7 @@ describe('ledger transfers', () => {
       await ledger().record(trx, p.platform, [{ debit: account, credit: rail, amount: 400, pending: true, code: 'PAYOUT' }], 'Transaction:riders');
       // Read before the commit: only the ledger's statement can have written them by now.
       const jobs = await trx.selectFrom('jobs').select('kind').where('kind', '=', probe).execute();
-      const events = await trx
-        .selectFrom('events')
-        .select('data')
-        .where('platform_id', '=', p.platform.id)
-        .where('type', '=', 'INTERNAL_ACCOUNT.BALANCE_UPDATED')
-        .where(sql<string>`data->>'id'`, '=', account)
-        .orderBy('id')
-        .execute();
-      return { jobs, events };
+      return { jobs, events: await balanceEventsOf(trx, account) };
     });
     expect(inside.jobs).toEqual([{ kind: probe }]);
     expect(inside.events.map((e) => (e.data as { balance: { amount: number } }).balance.amount)).toEqual([1_000, 600]);
@@ -138,15 +141,6 @@ describe('ledger transfers', () => {
     const holds = [named, unnamed].map((debit) => ({ debit, credit: rail, amount: 300, pending: true, code: 'PAYOUT' }));
     await db().transaction().execute((trx) => ledger().record(trx, p.platform, holds, 'Transaction:resolve-riders'));
     const probe = `ledger-resolve-rider-${named}`;
-    const balanceEventsOf = (ex: Executor, account: string) =>
-      ex
-        .selectFrom('events')
-        .select('data')
-        .where('platform_id', '=', p.platform.id)
-        .where('type', '=', 'INTERNAL_ACCOUNT.BALANCE_UPDATED')
-        .where(sql<string>`data->>'id'`, '=', account)
-        .orderBy('id')
-        .execute();
     const inside = await transact(db(), async (trx) => {
       const nextWeek = new Date(t.corridor.clock.now(p.platform).getTime() + 7 * 86_400_000);
       await enqueueJobs(trx, p.platform, [{ kind: probe, payload: {}, runAt: nextWeek }], t.corridor.clock);
