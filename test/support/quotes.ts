@@ -92,3 +92,21 @@ export function watchTransitions(t: TestApp, statuses: TransactionStatus[]) {
   hooks.transitioned.push(hook);
   return { seen, stop: () => void hooks.transitioned.splice(hooks.transitioned.indexOf(hook), 1) };
 }
+
+/** The end of the second of `expiresAt` (ISO): when the expiry job covering it is due. */
+export function expirySecond(expiresAt: string): string {
+  return new Date(Math.ceil(Date.parse(expiresAt) / 1000) * 1000).toISOString();
+}
+
+/** The `until` of each quote expiry job of the platform not yet run, in due order. */
+export async function expiryJobs(t: TestApp, platformId: string): Promise<string[]> {
+  const rows = await t.corridor.database.db
+    .selectFrom('jobs')
+    .select(sql<string>`payload->>'until'`.as('until'))
+    .where('platform_id', '=', platformId)
+    .where('kind', '=', 'quote.expire')
+    .orderBy('due_at')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => r.until);
+}

@@ -14,6 +14,7 @@ import type { PricedQuote } from '../rates/pricing.js';
 import type { TransactionSource } from '../transactions/schemas.js';
 import type { NewTransaction } from '../transactions/service.js';
 import type { QuoteExecution } from './execute.js';
+import { createExpirySchedule } from './expiry.js';
 import { realtimeFundingInstructions, walletPayloadToSign, walletSigningInstructions } from './funding.js';
 import { quoteAccounts } from './legs.js';
 import { presentQuote } from './present.js';
@@ -21,9 +22,6 @@ import * as repo from './repository.js';
 import type { QuoteRecord } from './repository.js';
 import type { QuoteRequest, QuoteSource, QuoteSourceInput, QuoteView, RequiredPayerField } from './schemas.js';
 import type { QuoteContext, QuoteDestinationHandler, QuoteServiceDeps, ResolvedDestination } from './types.js';
-
-/** Job that expires a quote nobody executed. */
-export const EXPIRY_JOB = 'quote.expire';
 
 interface ResolvedSource {
   view: QuoteSource;
@@ -125,6 +123,7 @@ function checkReceiverLimits(priced: PricedQuote, destination: ResolvedDestinati
 
 export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExecution, handlers: Map<string, QuoteDestinationHandler>) {
   const { database, clock, customers, accounts, rates, transactions, ledger } = deps;
+  const expiries = createExpirySchedule();
 
   const customerOf = (ctx: QuoteContext, ex: Executor, id: string | null, checks?: RowChecks) =>
     id ? customers.requireCustomer(ex, ctx.platform.id, id, checks) : Promise.resolve(null);
@@ -291,7 +290,8 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
   }
 
   /**
-   * POST /quotes. Reads and checks first, then writes the quote, its expiry job, its transaction
+   * POST /quotes. Reads and checks first, then writes the quote, its expiry job (unless its second
+   * has one), its transaction
    * and its event as one statement (with the idempotency record, when there is one): atomic
    * without an explicit transaction. The customer and the external account it was decided on
    * may come from this process's memory; the statement verifies that they are still the rows
@@ -307,12 +307,13 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
     const { platform } = ctx;
     const { source, destination, priced } = await prepare(ctx, database.db, input, checks);
     const q = buildQuote(ctx, input, source, destination, priced);
-    const expiry = { kind: EXPIRY_JOB, payload: { quoteId: q.id, expiresAt: q.expiresAt.toISOString() }, runAt: q.expiresAt };
+    const expiry = expiries.jobsFor(platform.id, q.expiresAt);
     const transaction = transactions.creation(platform, transactionDraft(q, source, destination));
-    const writes = [repo.quoteInsert(database.db, q), ...outboxWrites({ jobs: jobRows(platform, [expiry], clock) }), ...transaction.writes];
+    const writes = [repo.quoteInsert(database.db, q), ...outboxWrites({ jobs: jobRows(platform, expiry, clock) }), ...transaction.writes];
     const finish = sql`select corridor_expect(${checks.holds()}, 'a row this quote was decided on changed')`;
     // Only new rows: concurrent quotes may share the statement.
     const view = await commitWrites(ctx, writes, presentQuote(q), finish, { kind: 'quote' });
+    expiries.committed(platform.id, expiry);
     execution.remember(q, transaction.record);
     return view;
   }

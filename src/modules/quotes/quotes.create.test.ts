@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
-import { expectError, fund, newCustomer, transactionEvents, usdAccount, type TestCustomer } from '../../../test/support/quotes.js';
+import { expectError, expiryJobs, expirySecond, fund, newCustomer, transactionEvents, usdAccount, type TestCustomer } from '../../../test/support/quotes.js';
 import { changeCustomerAfterReads } from '../../../test/support/races.js';
 
 let t: TestApp;
@@ -150,19 +150,25 @@ describe('POST /quotes', () => {
       expect(await transactionEvents(t, p.platform.id, q.transactionId)).toEqual(['OUTGOING_PAYMENT.PENDING']);
       expect((await p.api.get(`/transactions/${q.transactionId}`)).body).toMatchObject({ status: 'PENDING', quoteId: q.id });
     }
-    const expiries = await t.corridor.database.db
-      .selectFrom('jobs')
-      .select(sql<string>`payload->>'quoteId'`.as('quoteId'))
-      .where('kind', '=', 'quote.expire')
-      .where(sql<string>`payload->>'quoteId'`, 'in', quotes.map((r) => r.body.id))
-      .execute();
-    expect(expiries).toHaveLength(keys.length);
+    const covered = new Set(await expiryJobs(t, p.platform.id));
+    for (const { body: q } of quotes) expect(covered).toContain(expirySecond(q.expiresAt));
     const replays = await Promise.all(keys.map((key, i) => (key ? send(key, 10_000 + i) : null)));
     replays.forEach((replay, i) => {
       if (!replay) return;
       expect(replay.headers['idempotent-replayed']).toBe('true');
       expect(replay.body).toEqual(quotes[i].body);
     });
+  });
+
+  it('schedules one expiry job per second of expiresAt: a quote adds one only until its second has one', async () => {
+    const fresh = await t.createPlatform(); // no other test's quotes (concurrent ones may add a few duplicates)
+    const sender = await newCustomer(fresh);
+    const body = quoteBody({ source: fromEur(sender.accounts.EUR), destination: to(await usdAccount(fresh, sender.id, '001')) });
+    const quotes = [];
+    for (let i = 0; i < 12; i++) quotes.push((await fresh.api.post('/quotes', body)).body);
+    const seconds = [...new Set(quotes.map((q) => expirySecond(q.expiresAt)))];
+    expect(seconds.length).toBeLessThan(quotes.length); // several quotes a second on any machine this runs on
+    expect(await expiryJobs(t, fresh.platform.id)).toEqual(seconds);
   });
 });
 

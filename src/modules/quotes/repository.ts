@@ -2,7 +2,7 @@ import { sql, type Expression, type SqlBool } from 'kysely';
 import type { ClockSubject } from '../../core/clock.js';
 import { jobRow, type ScheduledJob } from '../../core/jobs.js';
 import type { Executor } from '../../db/database.js';
-import { toJson } from '../../db/database.js';
+import { literalLimit, toJson } from '../../db/database.js';
 import { statementOf, type Clause, type Write } from '../../db/one-statement.js';
 import type { Json, WithDefault } from '../../db/schema.js';
 import type { PaymentInstructions } from '../accounts/schemas.js';
@@ -286,16 +286,20 @@ export async function moveQuote(
   return row && toRecord(row);
 }
 
-/** Moves the quotes among `ids` still PENDING and due by `now` to EXPIRED, in one statement; returns those. */
-export async function expireQuotes(ex: Executor, platformId: string, ids: string[], now: Date): Promise<QuoteRecord[]> {
-  if (ids.length === 0) return [];
+/**
+ * Moves up to `limit` of the platform's quotes still PENDING and due by `now` to EXPIRED, in one
+ * statement; returns those. `executed_at is null` (true of every PENDING quote) is what lets
+ * this statement, and no other, use the partial index `quotes_expiring`. The outer conditions
+ * are checked again on the row an execution may have claimed meanwhile.
+ */
+export async function expireDueQuotes(ex: Executor, platformId: string, now: Date, limit: number): Promise<QuoteRecord[]> {
+  const waiting = sql<SqlBool>`platform_id = ${platformId} and status = 'PENDING' and executed_at is null and expires_at <= ${now}`;
+  const due = ex.selectFrom('quotes').select('id').where(waiting).orderBy('expires_at').limit(literalLimit(limit));
   const rows = await ex
     .updateTable('quotes')
     .set({ status: 'EXPIRED', updated_at: now })
-    .where('platform_id', '=', platformId)
-    .where(sql<boolean>`id = any(${ids}::text[])`)
-    .where('status', '=', 'PENDING')
-    .where('expires_at', '<=', now)
+    .where(waiting)
+    .where('id', 'in', due)
     .returningAll()
     .execute();
   return rows.map(toRecord);

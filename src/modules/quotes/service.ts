@@ -1,9 +1,10 @@
 import type { PlatformRef } from '../../core/context.js';
 import { groupBy } from '../../core/collections.js';
-import { enqueueJobs, type ClaimedJob, type JobRunner } from '../../core/jobs.js';
-import { createQuoteCreation, EXPIRY_JOB } from './create.js';
+import type { ClaimedJob, JobRunner } from '../../core/jobs.js';
+import { createQuoteCreation } from './create.js';
 import { accountDestinations, umaDestinationsUnavailable } from './destinations.js';
 import { createQuoteExecution, RECOVERY_JOB } from './execute.js';
+import { createExpirySweep, EXPIRY_JOB } from './expiry.js';
 import { createSandboxFunding } from './funding.js';
 import { createLookups } from './lookup.js';
 import { createQuoteOutcomes, STEP_JOB, type StepRef } from './outcomes.js';
@@ -12,7 +13,6 @@ import type { RailEvent } from '../rails/rail.js';
 import * as repo from './repository.js';
 import type { QuoteView } from './schemas.js';
 import type { QuoteContext, QuoteDestinationHandler, QuoteServiceDeps } from './types.js';
-import { transact } from '../../db/transact.js';
 import type { Executor } from '../../db/database.js';
 
 export type { ExecuteAuthorizer, QuoteDestinationHandler, QuoteServiceDeps } from './types.js';
@@ -34,6 +34,7 @@ export function createQuoteService(deps: QuoteServiceDeps) {
   const creation = createQuoteCreation(deps, execution, handlers);
   const funding = createSandboxFunding(deps, execution, outcomes);
   const lookups = createLookups(deps);
+  const sweepExpired = createExpirySweep(deps);
 
   /** `scope` narrows who may see it: one customer's quotes, or the quotes one agent created. */
   async function getQuote(ctx: QuoteContext, id: string, scope: { customerId?: string; agentId?: string } = {}): Promise<QuoteView> {
@@ -42,30 +43,12 @@ export function createQuoteService(deps: QuoteServiceDeps) {
     return presentQuote(q);
   }
 
-  /**
-   * Expiry jobs (due together): the quotes still unexecuted, and their transactions, become
-   * EXPIRED in one transaction. A job that runs early (clock skew between processes) is scheduled
-   * again for its expiresAt.
-   */
-  async function expire(platform: PlatformRef, due: Array<{ quoteId: string; expiresAt: Date }>): Promise<void> {
-    await transact(database.db, async (trx) => {
-      const now = clock.now(platform);
-      const early = due.filter((d) => now < d.expiresAt);
-      const ids = due.filter((d) => now >= d.expiresAt).map((d) => d.quoteId);
-      const expired = await repo.expireQuotes(trx, platform.id, ids, now);
-      await transactions.transitionAll(trx, platform, expired.map((q) => q.transactionId), 'EXPIRED', { failureReason: 'QUOTE_EXPIRED' });
-      const again = early.map((d) => ({ kind: EXPIRY_JOB, payload: { quoteId: d.quoteId, expiresAt: d.expiresAt.toISOString() }, runAt: d.expiresAt }));
-      await enqueueJobs(trx, platform, again, clock);
-    });
-  }
-
   /** Registers the quote jobs (expiry, rail steps, recovery) with the runner. */
   function registerJobs(jobs: JobRunner, platformOf: (id: string) => Promise<PlatformRef | undefined>): void {
     const withPlatform = (run: (platform: PlatformRef, job: ClaimedJob) => Promise<void>) => async (job: ClaimedJob) => {
       const platform = job.platformId ? await platformOf(job.platformId) : undefined;
       if (platform) await run(platform, job);
     };
-    const expiryOf = (job: ClaimedJob) => ({ quoteId: String(job.payload.quoteId), expiresAt: new Date(String(job.payload.expiresAt ?? 0)) });
     const byPlatform = (run: (platform: PlatformRef, group: ClaimedJob[]) => Promise<void>) => async (batch: ClaimedJob[]) => {
       await Promise.all(
         [...groupBy(batch, (job) => job.platformId)].map(async ([platformId, group]) => {
@@ -74,7 +57,9 @@ export function createQuoteService(deps: QuoteServiceDeps) {
         }),
       );
     };
-    const expireAll = byPlatform((platform, group) => expire(platform, group.map(expiryOf)));
+    // Jobs scheduled per quote by an earlier version carry the quote's expiresAt instead.
+    const untilOf = (job: ClaimedJob) => new Date(String(job.payload.until ?? job.payload.expiresAt));
+    const expireAll = byPlatform((platform, group) => sweepExpired(platform, group.map(untilOf)));
     jobs.register(EXPIRY_JOB, (job) => expireAll([job]));
     jobs.registerBatch(EXPIRY_JOB, expireAll);
     const stepOf = (job: ClaimedJob): StepRef => ({ quoteId: String(job.payload.quoteId), step: Number(job.payload.step), event: job.payload.event as RailEvent | undefined });

@@ -1,0 +1,15 @@
+-- Quotes expire by sweeps: a job per platform and second of expiresAt expires every quote of the
+-- platform still PENDING and due, found through this index, instead of a job per quote (which
+-- ran for every executed quote too, five minutes after it, to find nothing to do).
+--
+-- The index holds only quotes waiting to be executed or funded, so it stays as small as they
+-- are. `executed_at is null` holds for every PENDING quote; it is in the predicate so that only a
+-- query that says it (the sweep) can use the index: the claim of an execution filters on
+-- platform_id, status = 'PENDING' and expires_at, and without statistics (PGlite, a new
+-- database) PostgreSQL chose this small index for it over the primary key, and scanned every
+-- waiting quote of the platform for each claim.
+--
+-- A status change moves a quote out of the index, so those updates are no longer HOT on quotes
+-- (see 0023); the jobs they replace cost more (a row, three index entries and a foreign-key
+-- check on insert, then a claim and a delete).
+create index quotes_expiring on quotes (platform_id, expires_at) where status = 'PENDING' and executed_at is null;
