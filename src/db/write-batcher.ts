@@ -161,3 +161,5 @@ export function createWriteBatcher(database: Database, options: WriteBatcherOpti
 
   return { write };
 }
+
+export type WriteBatcher = ReturnType<typeof createWriteBatcher>;

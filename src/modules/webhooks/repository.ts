@@ -56,29 +56,32 @@ function toClaimed(row: { id: string; platform_id: string; type: string; data: u
 }
 
 /**
- * Claims the oldest due event, skipping rows other processes hold and platforms this process
- * already serves at its limit. The lease is `next_attempt_at` itself: a claimed event is not due
- * again until the lease ends, so a crashed process's events come back without extra bookkeeping.
+ * Claims up to `limit` of the oldest due events in one statement, skipping rows other processes
+ * hold, and taking at most `room(platform)` events of each platform (`room` lists the platforms
+ * this process already serves, with what they have left; any other platform has `perPlatform`).
+ * The lease is `next_attempt_at` itself: a claimed event is not due again until the lease ends,
+ * so a crashed process's events come back without extra bookkeeping.
  */
-export async function claimDueEvent(
+export async function claimDueEvents(
   ex: Executor,
-  options: { now: Date; leaseUntil: Date; excludePlatforms: string[] },
-): Promise<ClaimedEvent | undefined> {
-  const row = await ex
-    .updateTable('events')
-    .set({ next_attempt_at: options.leaseUntil, attempts: sql`attempts + 1` })
-    .where('id', 'in', (qb) => {
-      let due = qb
-        .selectFrom('events')
-        .select('id')
-        .where('delivery_state', '=', 'PENDING')
-        .where('next_attempt_at', '<=', options.now);
-      if (options.excludePlatforms.length > 0) due = due.where('platform_id', 'not in', options.excludePlatforms);
-      return due.orderBy('next_attempt_at').limit(literalLimit(1)).forUpdate().skipLocked();
-    })
-    .returning(CLAIMED_COLUMNS)
-    .executeTakeFirst();
-  return row && toClaimed(row);
+  options: { now: Date; leaseUntil: Date; limit: number; perPlatform: number; room: Map<string, number> },
+): Promise<ClaimedEvent[]> {
+  const full = [...options.room].filter(([, left]) => left <= 0).map(([id]) => id);
+  const room = JSON.stringify(Object.fromEntries(options.room));
+  const { rows } = await sql<{ id: string; platform_id: string; type: string; data: unknown; created_at: Date; attempts: number }>`
+    with candidates as (
+      select id, platform_id, next_attempt_at from events
+      where delivery_state = 'PENDING' and next_attempt_at <= ${options.now} and platform_id <> all(${full}::text[])
+      order by next_attempt_at limit ${literalLimit(options.limit)}
+      for update skip locked
+    ), ranked as (
+      select id, platform_id, row_number() over (partition by platform_id order by next_attempt_at, id) as n from candidates
+    )
+    update events e set next_attempt_at = ${options.leaseUntil}, attempts = e.attempts + 1
+    from ranked r
+    where e.id = r.id and r.n <= coalesce((${room}::jsonb ->> r.platform_id)::int, ${options.perPlatform})
+    returning e.id, e.platform_id, e.type, e.data, e.created_at, e.attempts`.execute(ex);
+  return rows.map(toClaimed);
 }
 
 /** Writes a TEST event already claimed by the caller, so the queue never sends it a second time. */
@@ -99,20 +102,27 @@ export type RecordedState =
   | { state: 'DELIVERED' | 'SKIPPED' | 'FAILED'; note: string | null }
   | { state: 'PENDING'; nextAttemptAt: Date; note: string };
 
-/** Records the outcome of a try, if this process still holds the claim. Returns whether it did. */
-export async function recordAttempt(ex: Executor, event: ClaimedEvent, outcome: RecordedState, now: Date): Promise<boolean> {
-  const result = await ex
+/**
+ * The update that records the outcome of a try, if this process still holds the claim (one shape
+ * for every outcome, so that batches of them keep few statement texts).
+ */
+export function attemptRecord(ex: Executor, event: ClaimedEvent, outcome: RecordedState, now: Date) {
+  return ex
     .updateTable('events')
     .set({
       delivery_state: outcome.state,
       last_error: outcome.note?.slice(0, 2000) ?? null,
-      ...(outcome.state === 'PENDING' && { next_attempt_at: outcome.nextAttemptAt }),
-      ...(outcome.state === 'DELIVERED' && { delivered_at: now }),
+      next_attempt_at: sql`coalesce(${outcome.state === 'PENDING' ? outcome.nextAttemptAt : null}::timestamptz, next_attempt_at)`,
+      delivered_at: outcome.state === 'DELIVERED' ? now : null,
     })
     .where('id', '=', event.id)
     .where('attempts', '=', event.attempts)
-    .where('delivery_state', '=', 'PENDING')
-    .executeTakeFirst();
+    .where('delivery_state', '=', 'PENDING');
+}
+
+/** Records the outcome of a try, if this process still holds the claim. Returns whether it did. */
+export async function recordAttempt(ex: Executor, event: ClaimedEvent, outcome: RecordedState, now: Date): Promise<boolean> {
+  const result = await attemptRecord(ex, event, outcome, now).executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 

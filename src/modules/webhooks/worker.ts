@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { toRealTime, type Clock } from '../../core/clock.js';
 import type { Database } from '../../db/database.js';
+import { createWriteBatcher, type WriteBatcher } from '../../db/write-batcher.js';
 import type { Platform } from '../platform/service.js';
 import { DeliveryInterrupted, describeOutcome, sendWebhook, type DeliveryOutcome, type Envelope } from './delivery.js';
 import type { ResponseHooks } from './hooks.js';
@@ -23,8 +24,8 @@ export interface DeliverySettings {
 }
 
 export const DEFAULT_DELIVERY_SETTINGS: DeliverySettings = {
-  concurrency: 8,
-  perPlatformConcurrency: 4,
+  concurrency: 32,
+  perPlatformConcurrency: 16,
   timeoutMs: 10_000,
   pollIntervalMs: 500,
   leaseMs: 60_000,
@@ -39,14 +40,17 @@ export interface WebhookWorkerDeps {
   platform: (id: string) => Promise<Platform | undefined>;
 }
 
+const RECORD_BATCHING = { kind: 'webhook.attempt' };
+
 export function envelopeOf(event: ClaimedEvent): Envelope {
   return { id: event.id, type: event.type, timestamp: event.createdAt.toISOString(), data: event.data };
 }
 
 /**
- * Delivers the outbox: claims due events one at a time (FOR UPDATE SKIP LOCKED, under a lease),
- * keeps up to `concurrency` tries in flight, and records each outcome in its own statement. No
- * transaction is open while a receiver is being called.
+ * Delivers the outbox: claims due events as many at a time as there are free slots (FOR UPDATE
+ * SKIP LOCKED, under a lease), keeps up to `concurrency` tries in flight, and records outcomes
+ * (several to a statement when tries end together). No transaction is open while a receiver is
+ * being called.
  */
 export class WebhookWorker {
   private readonly inFlight = new Set<Promise<void>>();
@@ -56,11 +60,15 @@ export class WebhookWorker {
   private loop?: Promise<void>;
   private wakeUp?: () => void;
   private fillQueue: Promise<unknown> = Promise.resolve();
+  /** Outcomes of tries that end together are recorded in one statement. */
+  private readonly records: WriteBatcher;
 
   constructor(
     private readonly deps: WebhookWorkerDeps,
     readonly settings: DeliverySettings = DEFAULT_DELIVERY_SETTINGS,
-  ) {}
+  ) {
+    this.records = createWriteBatcher(deps.database);
+  }
 
   start(): void {
     if (this.running) return;
@@ -88,9 +96,13 @@ export class WebhookWorker {
   async deliverDue(): Promise<number> {
     let tries = 0;
     for (;;) {
-      tries += await this.fill();
-      if (this.inFlight.size === 0) return tries;
-      await Promise.race(this.inFlight);
+      // A fill that found nothing while tries were in flight may have skipped their platforms as
+      // full: only a fill with none in flight, before or after, shows that nothing is due.
+      const busy = this.inFlight.size > 0;
+      const launched = await this.fill();
+      tries += launched;
+      if (this.inFlight.size > 0) await Promise.race(this.inFlight);
+      else if (launched === 0 && !busy) return tries;
     }
   }
 
@@ -126,22 +138,26 @@ export class WebhookWorker {
 
   private async claimAndLaunch(): Promise<number> {
     let launched = 0;
-    while (this.inFlight.size < this.settings.concurrency && !this.shutdown.signal.aborted) {
+    for (;;) {
+      const free = this.settings.concurrency - this.inFlight.size;
+      if (free <= 0 || this.shutdown.signal.aborted) return launched;
       const nowMs = this.deps.clock.realNowMs();
-      const event = await repo.claimDueEvent(this.deps.database.db, {
+      const events = await repo.claimDueEvents(this.deps.database.db, {
         now: new Date(nowMs),
         leaseUntil: new Date(nowMs + this.settings.leaseMs),
-        excludePlatforms: this.saturatedPlatforms(),
+        limit: free,
+        perPlatform: this.settings.perPlatformConcurrency,
+        room: this.platformRoom(),
       });
-      if (!event) break;
-      this.launch(event);
-      launched++;
+      if (events.length === 0) return launched;
+      for (const event of events) this.launch(event);
+      launched += events.length;
     }
-    return launched;
   }
 
-  private saturatedPlatforms(): string[] {
-    return [...this.perPlatform].filter(([, n]) => n >= this.settings.perPlatformConcurrency).map(([id]) => id);
+  /** What each platform this process is serving has left of its share of the slots. */
+  private platformRoom(): Map<string, number> {
+    return new Map([...this.perPlatform].map(([id, n]) => [id, this.settings.perPlatformConcurrency - n]));
   }
 
   private launch(event: ClaimedEvent): void {
@@ -181,7 +197,7 @@ export class WebhookWorker {
     this.log(event, outcome, next.state);
     // Handlers run before the outcome is recorded: a crash in between repeats the try, never skips the handlers.
     await hooks.notify({ event: { ...envelope, platformId: event.platformId }, outcome, attempt: event.attempts, willRetry: next.state === 'PENDING' });
-    await repo.recordAttempt(database.db, event, next, new Date(nowMs));
+    await this.records.write(RECORD_BATCHING, [repo.attemptRecord(database.db, event, next, new Date(nowMs))]);
   }
 
   private send(platform: Platform | undefined, envelope: Envelope): Promise<DeliveryOutcome> {
