@@ -290,12 +290,12 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
   }
 
   /**
-   * POST /quotes. Reads and checks first, then writes the quote, its expiry job (unless its second
-   * has one), its transaction
-   * and its event as one statement (with the idempotency record, when there is one): atomic
-   * without an explicit transaction. The customer and the external account it was decided on
-   * may come from this process's memory; the statement verifies that they are still the rows
-   * read and refuses itself otherwise, and then the quote is made again from fresh reads.
+   * POST /quotes. Reads and checks first, then writes the quote, its expiry job (unless its
+   * second has one), its transaction and its event as one statement (with the idempotency
+   * record, when there is one): atomic without an explicit transaction. The customer and the
+   * external account it was decided on may come from this process's memory; the statement
+   * verifies that they are still the rows read and refuses itself otherwise, and then the quote
+   * is made again from fresh reads.
    * With immediatelyExecute the quote is created and executed in one transaction.
    */
   async function createQuote(ctx: QuoteContext, input: QuoteRequest): Promise<QuoteView> {

@@ -44,8 +44,6 @@ export function createExpirySchedule(capacity = 10_000) {
   };
 }
 
-export type ExpirySchedule = ReturnType<typeof createExpirySchedule>;
-
 /**
  * Runs expiry jobs of one platform (claimed together): its quotes still PENDING past
  * `expiresAt` (on its clock), and their transactions, become EXPIRED, SWEEP_CHUNK at a time,
