@@ -32,6 +32,12 @@ describe('loadConfig', () => {
     });
   });
 
+  it('reads the webhook delivery limits; the per-platform one defaults to at most the total', () => {
+    expect(loadConfig({})).toMatchObject({ webhookConcurrency: 32, webhookPlatformConcurrency: 16 });
+    expect(loadConfig({ WEBHOOK_CONCURRENCY: '64', WEBHOOK_PLATFORM_CONCURRENCY: '4' })).toMatchObject({ webhookConcurrency: 64, webhookPlatformConcurrency: 4 });
+    expect(loadConfig({ WEBHOOK_CONCURRENCY: '8' })).toMatchObject({ webhookConcurrency: 8, webhookPlatformConcurrency: 8 });
+  });
+
   it.each([
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
@@ -43,6 +49,8 @@ describe('loadConfig', () => {
     [{ SERVICE_SANDBOX_CLIENT_SECRET: 'only-the-secret-here' }, 'SERVICE_SANDBOX_TOKEN_ID'],
     [{ SERVICE_SANDBOX_TOKEN_ID: 'sandbox-token', SERVICE_SANDBOX_CLIENT_SECRET: 'short' }, 'SERVICE_SANDBOX_CLIENT_SECRET'],
     [{ RUN_WORKERS: 'maybe' }, 'RUN_WORKERS'],
+    [{ WEBHOOK_CONCURRENCY: '0' }, 'WEBHOOK_CONCURRENCY'],
+    [{ WEBHOOK_CONCURRENCY: '8', WEBHOOK_PLATFORM_CONCURRENCY: '9' }, 'WEBHOOK_PLATFORM_CONCURRENCY'],
   ])('rejects %j naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     try {

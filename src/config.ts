@@ -39,6 +39,9 @@ export interface Config {
   dbPoolSize: number;
   /** Days a delivered, skipped or failed webhook event is kept in the outbox. */
   eventRetentionDays: number;
+  /** Webhook tries in flight per process, and of those at most this many to one platform. */
+  webhookConcurrency: number;
+  webhookPlatformConcurrency: number;
   /** Whether this process runs the background workers (jobs, webhook delivery). */
   runWorkers: boolean;
   /** SMTP server for one-time-password emails (smtp: or smtps: URL); unset: the dev outbox. */
@@ -147,6 +150,12 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('SERVICE_SANDBOX_CLIENT_SECRET', 'must be at least 16 characters');
   }
 
+  const webhookConcurrency = integer(env, 'WEBHOOK_CONCURRENCY', 32, 1, 1000);
+  const webhookPlatformConcurrency = integer(env, 'WEBHOOK_PLATFORM_CONCURRENCY', Math.min(16, webhookConcurrency), 1, 1000);
+  if (webhookPlatformConcurrency > webhookConcurrency) {
+    throw new ConfigError('WEBHOOK_PLATFORM_CONCURRENCY', `must not exceed WEBHOOK_CONCURRENCY (${webhookConcurrency})`);
+  }
+
   const dataDir = env.DATA_DIR || './data';
   const publicUrl = url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
@@ -164,6 +173,8 @@ export function loadConfig(env: Env = process.env): Config {
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 200),
     runWorkers: boolean(env, 'RUN_WORKERS', true),
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 3650),
+    webhookConcurrency,
+    webhookPlatformConcurrency,
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     smtpFrom: emailAddress(env, 'SMTP_FROM', 'Corridor <no-reply@corridor.localhost>'),
     sessionLifetimeSeconds: integer(env, 'SESSION_LIFETIME_SECONDS', 900, 60, 86_400),

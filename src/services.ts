@@ -59,7 +59,13 @@ export function createServices(deps: CoreDeps) {
   customers.hooks.deleted.push((trx, platform, customerId) => externalAccounts.deleteCustomerAccounts(trx, platform, customerId));
   const rates = createRateService({ clock });
   const wallets = createWalletService({ database, clock, log, config, keys: walletKeys, accounts, customers });
-  const webhooks = createWebhookService({ database, clock, log, platforms });
+  const webhooks = createWebhookService({
+    database,
+    clock,
+    log,
+    platforms,
+    settings: { concurrency: config.webhookConcurrency, perPlatformConcurrency: config.webhookPlatformConcurrency },
+  });
   const transactions = createTransactionService({ database, clock });
   const incomingPayments = createIncomingPayments({ database, clock, ledger, transactions, jobs, wakeWebhooks: () => webhooks.wake() });
   incomingPayments.registerJobs((id) => platforms.get(id));

@@ -60,6 +60,17 @@ describe('concurrency', () => {
   });
 });
 
+describe('limits', () => {
+  it('come from the configuration (WEBHOOK_CONCURRENCY, WEBHOOK_PLATFORM_CONCURRENCY)', async () => {
+    const configured = await startTestApp({ webhookConcurrency: 6, webhookPlatformConcurrency: 3 }, { madeUpEvents: true });
+    try {
+      expect(configured.corridor.services.webhooks.createWorker().settings).toMatchObject({ concurrency: 6, perPlatformConcurrency: 3 });
+    } finally {
+      await configured.close();
+    }
+  });
+});
+
 describe('claiming', () => {
   it('claims several due events in one statement, each platform up to the room it has left', async () => {
     const [busy, idle, full] = [await platformWithReceiver(), await platformWithReceiver(), await platformWithReceiver()];
