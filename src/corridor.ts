@@ -4,6 +4,7 @@ import { systemClock, type Clock } from './core/clock.js';
 import { pruneEvents } from './core/events.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { PGLITE_VACUUM_INTERVAL_MS, vacuumWhereDue } from './db/pglite-vacuum.js';
 import { buildHttpApp } from './http/app.js';
 import { pruneIdempotencyKeys } from './http/idempotency.js';
 import { createServices, type Services } from './services.js';
@@ -77,6 +78,7 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
   const { config, database, services, log, clock } = core;
   const app = await buildHttpApp({ config, database, clock, log }, services, { logger: options.logger === false ? false : log });
   let maintenance: NodeJS.Timeout | undefined;
+  let vacuuming: NodeJS.Timeout | undefined;
 
   return {
     ...core,
@@ -89,9 +91,17 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
         pruneIdempotencyKeys(database, nowMs).catch((err) => log.warn({ err }, 'idempotency pruning failed'));
         pruneEvents(database.db, new Date(nowMs - config.eventRetentionDays * 86_400_000)).catch((err) => log.warn({ err }, 'event pruning failed'));
       }, MAINTENANCE_INTERVAL_MS).unref();
+      if (database.kind === 'pglite') {
+        vacuuming = setInterval(() => {
+          vacuumWhereDue(database)
+            .then((tables) => tables.length > 0 && log.debug({ tables }, 'vacuumed'))
+            .catch((err) => log.warn({ err }, 'vacuum failed'));
+        }, PGLITE_VACUUM_INTERVAL_MS).unref();
+      }
     },
     async close() {
       if (maintenance) clearInterval(maintenance);
+      if (vacuuming) clearInterval(vacuuming);
       await services.jobs.stop();
       await services.webhooks.stop();
       await app.close();
