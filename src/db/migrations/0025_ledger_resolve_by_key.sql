@@ -1,7 +1,8 @@
 -- ledger_resolve picked its holds with `id = any(…) and platform_id = … and state = 'PENDING'`.
 -- Once statistics said pending transfers were rare (after an ANALYZE taken while few were in
 -- flight), PostgreSQL could answer that through an index on (account, state) instead of the
--- primary key, walking every pending transfer: on PGlite, vacuuming with ANALYZE made a round of
+-- primary key, walking every pending transfer (auto_explain showed it in a bench run, see
+-- docs/benchmarks.md, "Where the time goes"): on PGlite, vacuuming with ANALYZE made a round of
 -- settlements take 0.9-1.0 s instead of 0.55-0.6 s. Only the key is left in the WHERE clause;
 -- the platform and the state filter the aggregate.
 create or replace function ledger_resolve(
