@@ -2,7 +2,6 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enqueueJobs } from '../../core/jobs.js';
 import { RECOVERY_JOB } from './execute.js';
-import { SWEEP_CHUNK } from './expiry.js';
 import { STEP_JOB } from './outcomes.js';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import {
@@ -414,32 +413,6 @@ describe('POST /quotes/{quoteId}/execute', () => {
     expect(again.due_at.getTime()).toBeGreaterThan(Date.now() + 290_000); // at expiresAt, 5 minutes on
     await advance(p, 301);
     expect((await state(quote)).quote.status).toBe('EXPIRED');
-  });
-
-  it('a sweep expires more quotes than one transaction takes, and a job scheduled per quote by an earlier version is a sweep at its expiresAt', async () => {
-    const fresh = await t.createPlatform();
-    const sender = await newCustomer(fresh);
-    const payout = await usdAccount(fresh, sender.id, '001');
-    const body = { source: { sourceType: 'ACCOUNT', accountId: sender.accounts.EUR }, destination: { destinationType: 'ACCOUNT', accountId: payout }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 1_000 };
-    const ids: string[] = [];
-    for (let i = 0; i < SWEEP_CHUNK + 20; i += 20) {
-      const made = await Promise.all(Array.from({ length: 20 }, () => fresh.api.post('/quotes', body)));
-      ids.push(...made.map((r) => r.body.id));
-    }
-    const { db } = t.corridor.database;
-    const last = (await fresh.api.get(`/quotes/${ids.at(-1)}`)).body;
-    await db.deleteFrom('jobs').where('platform_id', '=', fresh.platform.id).where('kind', '=', 'quote.expire').execute();
-    const old = { kind: 'quote.expire', payload: { quoteId: last.id, expiresAt: last.expiresAt }, runAt: new Date(Date.now() - 1000) }; // due now
-    await enqueueJobs(db, fresh.platform, [old], t.corridor.clock);
-    await t.corridor.services.jobs.runDue(fresh.platform.id);
-    expect((await fresh.api.get(`/quotes/${last.id}`)).body.status).toBe('PENDING');
-    expect(await expiryJobs(t, fresh.platform.id)).toEqual([last.expiresAt]);
-    await advance(fresh, 301);
-    const rows = await db.selectFrom('quotes').innerJoin('transactions', 'transactions.id', 'quotes.transaction_id').select(['quotes.status as quote', 'transactions.status as tx']).where('quotes.id', 'in', ids).execute();
-    expect(rows).toHaveLength(ids.length);
-    expect(rows.filter((r) => r.quote !== 'EXPIRED' || r.tx !== 'EXPIRED')).toEqual([]);
-    expect(await expiryJobs(t, fresh.platform.id)).toEqual([]);
-    await expectLedgerClean(t, fresh.platform.id);
   });
 
   it('refuses a quote past expiresAt even before the expiry job ran', async () => {
