@@ -93,9 +93,12 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
       }, MAINTENANCE_INTERVAL_MS).unref();
       if (database.kind === 'pglite') {
         vacuuming = setInterval(() => {
-          vacuumWhereDue(database)
-            .then((tables) => tables.length > 0 && log.debug({ tables }, 'vacuumed'))
-            .catch((err) => log.warn({ err }, 'vacuum failed'));
+          vacuumWhereDue(database).then(
+            (tables) => {
+              if (tables.length > 0) log.debug({ tables }, 'vacuumed');
+            },
+            (err) => log.warn({ err }, 'vacuum failed'),
+          );
         }, PGLITE_VACUUM_INTERVAL_MS).unref();
       }
     },

@@ -1,6 +1,7 @@
 // Helpers shared by the quotes tests.
 import { sql } from 'kysely';
 import { expect } from 'vitest';
+import { EXPIRY_JOB } from '../../src/modules/quotes/expiry.js';
 import type { TransactionStatus } from '../../src/modules/transactions/lifecycle.js';
 import type { TransitionHook } from '../../src/modules/transactions/service.js';
 import type { ApiResponse, TestApp, TestPlatform } from './app.js';
@@ -104,7 +105,7 @@ export async function expiryJobs(t: TestApp, platformId: string): Promise<string
     .selectFrom('jobs')
     .select(sql<string>`payload->>'until'`.as('until'))
     .where('platform_id', '=', platformId)
-    .where('kind', '=', 'quote.expire')
+    .where('kind', '=', EXPIRY_JOB)
     .orderBy('due_at')
     .orderBy('id')
     .execute();

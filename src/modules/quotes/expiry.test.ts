@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { enqueueJobs } from '../../core/jobs.js';
 import { startTestApp, type TestApp } from '../../../test/support/app.js';
 import { advance, expectLedgerClean, expiryJobs, newCustomer, usdAccount } from '../../../test/support/quotes.js';
-import { SWEEP_CHUNK } from './expiry.js';
+import { EXPIRY_JOB, SWEEP_CHUNK } from './expiry.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -44,8 +44,8 @@ it('a sweep expires more quotes than one transaction takes, and a job scheduled 
   }
   const { db } = t.corridor.database;
   const last = (await fresh.api.get(`/quotes/${ids.at(-1)}`)).body;
-  await db.deleteFrom('jobs').where('platform_id', '=', fresh.platform.id).where('kind', '=', 'quote.expire').execute();
-  const old = { kind: 'quote.expire', payload: { quoteId: last.id, expiresAt: last.expiresAt }, runAt: new Date(Date.now() - 1000) }; // due now
+  await db.deleteFrom('jobs').where('platform_id', '=', fresh.platform.id).where('kind', '=', EXPIRY_JOB).execute();
+  const old = { kind: EXPIRY_JOB, payload: { quoteId: last.id, expiresAt: last.expiresAt }, runAt: new Date(Date.now() - 1000) }; // due now
   await enqueueJobs(db, fresh.platform, [old], t.corridor.clock);
   await t.corridor.services.jobs.runDue(fresh.platform.id);
   expect((await fresh.api.get(`/quotes/${last.id}`)).body.status).toBe('PENDING');
