@@ -1,5 +1,6 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import { isUnmetExpectation, type Executor } from '../db/database.js';
+import { ofPlatform } from '../db/tenant.js';
 import { ServiceError } from './errors.js';
 
 const MAX_ATTEMPTS = 3;
@@ -54,7 +55,7 @@ export function rememberedRows<T>(table: string, capacity = 10_000) {
 
   async function read(ex: Executor, platformId: string, id: string) {
     const { rows: found } = await sql<T & { row_version: string }>`
-      select *, xmin::text as row_version from ${sql.table(table)} where platform_id = ${platformId} and id = ${id}`.execute(ex);
+      select *, xmin::text as row_version from ${sql.table(table)} where id = ${id} and ${ofPlatform(platformId)}`.execute(ex);
     if (!found[0]) return undefined;
     const { row_version, ...value } = found[0];
     return { value: value as T, version: row_version };
@@ -76,7 +77,7 @@ export function rememberedRows<T>(table: string, capacity = 10_000) {
         rows.set(key, row);
       }
       const version = row.version;
-      const unchanged = sql<SqlBool>`exists (select 1 from ${sql.table(table)} where platform_id = ${platformId} and id = ${id} and xmin::text = ${version})`;
+      const unchanged = sql<SqlBool>`exists (select 1 from ${sql.table(table)} where id = ${id} and ${ofPlatform(platformId)} and xmin::text = ${version})`;
       checks.add(unchanged, () => {
         if (rows.get(key)?.version === version) rows.delete(key);
       });

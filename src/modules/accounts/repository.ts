@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Executor, Trx } from '../../db/database.js';
 import { keysetPage } from '../../http/pagination.js';
 import type { InternalAccountType } from './schemas.js';
+import { ofPlatform } from '../../db/tenant.js';
 
 declare module '../../db/schema.js' {
   interface DB {
@@ -43,7 +44,7 @@ export async function insertAccounts(trx: Trx, rows: InternalAccountRow[]): Prom
 
 export async function findAccounts(ex: Executor, platformId: string, ids: string[]): Promise<InternalAccountRow[]> {
   if (ids.length === 0) return [];
-  return ex.selectFrom('internal_accounts').selectAll().where('platform_id', '=', platformId).where('id', 'in', ids).execute();
+  return ex.selectFrom('internal_accounts').selectAll().where('id', 'in', ids).where(ofPlatform(platformId)).execute();
 }
 
 export async function findCustomerAccount(

@@ -4,6 +4,7 @@ import { toJson } from '../../db/database.js';
 import type { Json } from '../../db/schema.js';
 import { keysetPage } from '../../http/pagination.js';
 import type { ActionListQuery, ActionStatus, ActionType, ApprovalListQuery, TransferDetailsView } from './schemas.js';
+import { ofPlatform } from '../../db/tenant.js';
 
 declare module '../../db/schema.js' {
   interface DB {
@@ -46,7 +47,7 @@ export async function insertAction(ex: Executor, row: ActionRow): Promise<void> 
 }
 
 export async function findAction(ex: Executor, platformId: string, id: string, agentId?: string): Promise<ActionRow | undefined> {
-  let query = ex.selectFrom('agent_actions').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
+  let query = ex.selectFrom('agent_actions').selectAll().where('id', '=', id).where(ofPlatform(platformId));
   if (agentId !== undefined) query = query.where('agent_id', '=', agentId);
   return query.executeTakeFirst();
 }
@@ -87,8 +88,8 @@ export async function moveAction(
   return ex
     .updateTable('agent_actions')
     .set({ ...patch, status: to, updated_at: now })
-    .where('platform_id', '=', platformId)
     .where('id', '=', id)
+    .where(ofPlatform(platformId))
     .where('status', '=', from)
     .returningAll()
     .executeTakeFirst();

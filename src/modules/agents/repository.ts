@@ -4,6 +4,7 @@ import type { Json } from '../../db/schema.js';
 import { keysetPage } from '../../http/pagination.js';
 import type { AgentPolicy } from './policy.js';
 import type { AgentListQuery } from './schemas.js';
+import { ofPlatform } from '../../db/tenant.js';
 
 declare module '../../db/schema.js' {
   interface DB {
@@ -60,7 +61,7 @@ export async function insertAgent(ex: Executor, row: AgentRow): Promise<void> {
 
 /** A live (not deleted) agent of the platform; `lock` takes its row lock until the transaction ends. */
 export async function findAgent(ex: Executor, platformId: string, id: string, lock = false): Promise<AgentRow | undefined> {
-  let query = ex.selectFrom('agents').selectAll().where('platform_id', '=', platformId).where('id', '=', id).where('deleted_at', 'is', null);
+  let query = ex.selectFrom('agents').selectAll().where('id', '=', id).where(ofPlatform(platformId)).where('deleted_at', 'is', null);
   if (lock) query = query.forUpdate();
   return query.executeTakeFirst();
 }
@@ -92,8 +93,8 @@ export async function updateAgent(ex: Executor, platformId: string, id: string, 
   return ex
     .updateTable('agents')
     .set({ ...plain, ...(policy && { policy: toJson(policy) }), updated_at: now })
-    .where('platform_id', '=', platformId)
     .where('id', '=', id)
+    .where(ofPlatform(platformId))
     .where('deleted_at', 'is', null)
     .returningAll()
     .executeTakeFirst();

@@ -1,6 +1,7 @@
 import type { Executor, Trx } from '../../db/database.js';
 import { keysetPage } from '../../http/pagination.js';
 import type { DocumentContentType, DocumentListQuery, DocumentType } from './document-schemas.js';
+import { ofPlatform } from '../../db/tenant.js';
 
 declare module '../../db/schema.js' {
   interface DB {
@@ -33,7 +34,7 @@ export async function insertDocument(trx: Trx, row: DocumentRow): Promise<void> 
 }
 
 export async function findDocument(ex: Executor, platformId: string, id: string, lock = false): Promise<DocumentRow | undefined> {
-  let query = ex.selectFrom('documents').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
+  let query = ex.selectFrom('documents').selectAll().where('id', '=', id).where(ofPlatform(platformId));
   if (lock) query = query.forUpdate();
   return query.executeTakeFirst();
 }

@@ -4,6 +4,7 @@ import type { Json } from '../../db/schema.js';
 import { keysetPage } from '../../http/pagination.js';
 import type { CustomerType, VerificationStatus } from '../customers/schemas.js';
 import type { PersonalInfo, VerificationErrorView, VerificationListQuery, VerificationState } from './schemas.js';
+import { ofPlatform } from '../../db/tenant.js';
 
 declare module '../../db/schema.js' {
   interface DB {
@@ -66,7 +67,7 @@ export async function insertOwner(trx: Trx, row: OwnerRow): Promise<void> {
 }
 
 export async function findOwner(ex: Executor, platformId: string, id: string, lock = false): Promise<OwnerRow | undefined> {
-  let query = ex.selectFrom('beneficial_owners').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
+  let query = ex.selectFrom('beneficial_owners').selectAll().where('id', '=', id).where(ofPlatform(platformId));
   if (lock) query = query.forUpdate();
   return query.executeTakeFirst();
 }

@@ -5,6 +5,7 @@ import type { Json } from '../../db/schema.js';
 import { maintainedCount } from '../../db/list-counts.js';
 import { keysetPage, onlyPages } from '../../http/pagination.js';
 import type { Address, BusinessInfo, CustomerListQuery, CustomerType, VerificationStatus } from './schemas.js';
+import { ofPlatform } from '../../db/tenant.js';
 
 /** Type-specific fields, kept together in one jsonb column. */
 export interface CustomerDetails {
@@ -54,12 +55,12 @@ export async function insertCustomer(trx: Trx, row: CustomerRow): Promise<void> 
 export function approvedCondition(platformId: string, id: string): Expression<SqlBool> {
   return sql<SqlBool>`exists (
     select 1 from customers
-    where platform_id = ${platformId} and id = ${id} and not is_deleted
+    where id = ${id} and ${ofPlatform(platformId)} and not is_deleted
       and (case when customer_type = 'INDIVIDUAL' then kyc_status else kyb_status end) = 'APPROVED')`;
 }
 
 export async function findCustomer(ex: Executor, platformId: string, id: string, lock = false): Promise<CustomerRow | undefined> {
-  let query = ex.selectFrom('customers').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
+  let query = ex.selectFrom('customers').selectAll().where('id', '=', id).where(ofPlatform(platformId));
   if (lock) query = query.forUpdate();
   return query.executeTakeFirst();
 }
@@ -93,8 +94,8 @@ export async function markDeleted(trx: Trx, platformId: string, id: string, now:
   return trx
     .updateTable('customers')
     .set({ is_deleted: true, updated_at: now })
-    .where('platform_id', '=', platformId)
     .where('id', '=', id)
+    .where(ofPlatform(platformId))
     .where('is_deleted', '=', false)
     .returningAll()
     .executeTakeFirst();

@@ -5,6 +5,7 @@ import { toJson } from '../../db/database.js';
 import { keysetPage } from '../../http/pagination.js';
 import type { AccountInfo } from './account-types/index.js';
 import type { AccountStatus, VerificationStatus } from './schemas.js';
+import { ofPlatform } from '../../db/tenant.js';
 
 declare module '../../db/schema.js' {
   interface DB {
@@ -60,8 +61,8 @@ export async function findAccount(ex: Executor, platformId: string, id: string, 
   let query = ex
     .selectFrom('external_accounts')
     .selectAll()
-    .where('platform_id', '=', platformId)
     .where('id', '=', id)
+    .where(ofPlatform(platformId))
     .where('is_deleted', '=', false);
   if (owner) query = query.where('customer_id', owner === 'customer' ? 'is not' : 'is', null);
   return query.executeTakeFirst();
@@ -98,8 +99,8 @@ export async function softDelete(ex: Executor, platformId: string, id: string, o
   const result = await ex
     .updateTable('external_accounts')
     .set({ is_deleted: true, default_uma_deposit_account: false, updated_at: at })
-    .where('platform_id', '=', platformId)
     .where('id', '=', id)
+    .where(ofPlatform(platformId))
     .where('is_deleted', '=', false)
     .where('customer_id', owner === 'customer' ? 'is not' : 'is', null)
     .executeTakeFirst();

@@ -8,6 +8,7 @@ import type { Json, WithDefault } from '../../db/schema.js';
 import type { PaymentInstructions } from '../accounts/schemas.js';
 import type { RailEvent } from '../rails/rail.js';
 import type { OutgoingRateDetails, PurposeOfPayment, QuoteDestination, QuoteSource, QuoteStatus, RequiredPayerField, CurrencyPreference } from './schemas.js';
+import { ofPlatform } from '../../db/tenant.js';
 
 /** How the receiving side of a quote is paid. */
 export type Delivery =
@@ -203,7 +204,7 @@ export async function insertQuote(ex: Executor, platform: ClockSubject & { id: s
 }
 
 export async function findQuote(ex: Executor, platformId: string, id: string, lock = false): Promise<QuoteRecord | undefined> {
-  let query = ex.selectFrom('quotes').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
+  let query = ex.selectFrom('quotes').selectAll().where('id', '=', id).where(ofPlatform(platformId));
   if (lock) query = query.forUpdate();
   const row = await query.executeTakeFirst();
   return row && toRecord(row);
@@ -243,7 +244,7 @@ export function claimClauses({ platform, id, to, now, followUp, plan }: Claim): 
   const planned = plan ? sql`, rail_plan = ${toJson(plan)}::jsonb, rail_initiated_at = ${now}, next_step = 0` : sql``;
   const claimed = sql`
     update quotes set status = ${to}, executed_at = ${now}, updated_at = ${now}${planned}
-    where platform_id = ${platform.id} and id = ${id} and status = 'PENDING' and expires_at > ${now}
+    where id = ${id} and ${ofPlatform(platform.id)} and status = 'PENDING' and expires_at > ${now}
     returning *`;
   const job = followUp ? [jobInsertFrom('claimed', platform, followUp)] : [];
   return [{ as: 'claimed', query: claimed }, ...job];
@@ -278,8 +279,8 @@ export async function moveQuote(
   let query = ex
     .updateTable('quotes')
     .set({ status: to, updated_at: now, ...(extra.nextStep !== undefined && { next_step: extra.nextStep }) })
-    .where('platform_id', '=', platformId)
     .where('id', '=', id)
+    .where(ofPlatform(platformId))
     .where('status', 'in', from);
   if (extra.atStep !== undefined) query = query.where('next_step', '=', extra.atStep);
   const row = await query.returningAll().executeTakeFirst();
@@ -333,8 +334,8 @@ export async function recordRailPlan(ex: Executor, platformId: string, id: strin
   const row = await ex
     .updateTable('quotes')
     .set({ rail_plan: toJson(plan), rail_initiated_at: at, next_step: 0, updated_at: at })
-    .where('platform_id', '=', platformId)
     .where('id', '=', id)
+    .where(ofPlatform(platformId))
     .where('rail_plan', 'is', null)
     .returningAll()
     .executeTakeFirst();
@@ -353,7 +354,7 @@ export async function recordRailPlanAndSchedule(
   const result = await sql<{ id: number }>`
     with planned as (
       update quotes set rail_plan = ${toJson(plan)}::jsonb, rail_initiated_at = ${at}, next_step = 0, updated_at = ${at}
-      where platform_id = ${platform.id} and id = ${id} and rail_plan is null
+      where id = ${id} and ${ofPlatform(platform.id)} and rail_plan is null
       returning id)
     ${jobInsertFrom('planned', platform, job)}
     returning id`.execute(ex);
@@ -361,7 +362,7 @@ export async function recordRailPlanAndSchedule(
 }
 
 export async function setNextStep(ex: Executor, platformId: string, id: string, step: number, at: Date): Promise<void> {
-  await ex.updateTable('quotes').set({ next_step: step, updated_at: at }).where('platform_id', '=', platformId).where('id', '=', id).execute();
+  await ex.updateTable('quotes').set({ next_step: step, updated_at: at }).where('id', '=', id).where(ofPlatform(platformId)).execute();
 }
 
 // ── lookups ──────────────────────────────────────────────────────────────────────────────────────
@@ -400,7 +401,7 @@ export async function insertLookup(ex: Executor, l: LookupRecord): Promise<void>
 }
 
 export async function findLookup(ex: Executor, platformId: string, id: string): Promise<LookupRecord | undefined> {
-  const row = await ex.selectFrom('lookups').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
+  const row = await ex.selectFrom('lookups').selectAll().where('id', '=', id).where(ofPlatform(platformId)).executeTakeFirst();
   if (!row) return undefined;
   return {
     id: row.id,

@@ -1,6 +1,7 @@
 import type { Executor } from '../../db/database.js';
 import { keysetPage } from '../../http/pagination.js';
 import type { Permission, TokenListQuery } from './schemas.js';
+import { ofPlatform } from '../../db/tenant.js';
 
 declare module '../../db/schema.js' {
   interface DB {
@@ -38,8 +39,8 @@ export async function findToken(ex: Executor, platformId: string, id: string): P
   return ex
     .selectFrom('api_tokens')
     .selectAll()
-    .where('platform_id', '=', platformId)
     .where('id', '=', id)
+    .where(ofPlatform(platformId))
     .where('deleted_at', 'is', null)
     .executeTakeFirst();
 }
@@ -58,8 +59,8 @@ export async function softDeleteToken(ex: Executor, platformId: string, id: stri
   const row = await ex
     .updateTable('api_tokens')
     .set({ deleted_at: at, updated_at: at })
-    .where('platform_id', '=', platformId)
     .where('id', '=', id)
+    .where(ofPlatform(platformId))
     .where('deleted_at', 'is', null)
     .returning('client_id')
     .executeTakeFirst();

@@ -3,6 +3,7 @@ import type { DB, Executor, Trx } from '../../db/database.js';
 import { toJson } from '../../db/database.js';
 import type { Json, WithDefault } from '../../db/schema.js';
 import { maintainedCount } from '../../db/list-counts.js';
+import { ofPlatform } from '../../db/tenant.js';
 import { keysetPage, onlyPages } from '../../http/pagination.js';
 import type { PaymentInstructions } from '../accounts/schemas.js';
 import type { FailureDetail, FailureReason, TransactionStatus, TransactionType } from './lifecycle.js';
@@ -196,8 +197,8 @@ export function statusUpdate(
         counterparty_information: patch.counterpartyInformation && toJson(patch.counterpartyInformation),
       }),
     })
-    .where('platform_id', '=', platformId)
     .where(ids.length === 1 ? sql<boolean>`id = ${ids[0]}` : sql<boolean>`id = any(${ids}::text[])`)
+    .where(ofPlatform(platformId))
     .where('status', 'in', from)
     .returningAll();
 }
@@ -206,15 +207,15 @@ export async function updateRefund(trx: Trx, platformId: string, id: string, ref
   const row = await trx
     .updateTable('transactions')
     .set({ refund: toJson(refund), updated_at: at })
-    .where('platform_id', '=', platformId)
     .where('id', '=', id)
+    .where(ofPlatform(platformId))
     .returningAll()
     .executeTakeFirst();
   return row && toRecord(row);
 }
 
 export async function findTransaction(ex: Executor, platformId: string, id: string, lock = false): Promise<TransactionRecord | undefined> {
-  let query = ex.selectFrom('transactions').selectAll().where('platform_id', '=', platformId).where('id', '=', id);
+  let query = ex.selectFrom('transactions').selectAll().where('id', '=', id).where(ofPlatform(platformId));
   if (lock) query = query.forUpdate();
   const row = await query.executeTakeFirst();
   return row && toRecord(row);

@@ -3,6 +3,7 @@ import type { DB, Executor } from '../../db/database.js';
 import { toJson } from '../../db/database.js';
 import type { Json } from '../../db/schema.js';
 import { keysetPage } from '../../http/pagination.js';
+import { ofPlatform } from '../../db/tenant.js';
 
 /** A receiver currency as its lnurlp response described it. */
 export interface ReceiverCurrency {
@@ -153,7 +154,7 @@ export async function insertUmaLookup(ex: Executor, l: UmaLookupRecord): Promise
 }
 
 export async function findUmaLookup(ex: Executor, platformId: string, id: string): Promise<UmaLookupRecord | undefined> {
-  const row = await ex.selectFrom('uma_lookups').selectAll().where('platform_id', '=', platformId).where('id', '=', id).executeTakeFirst();
+  const row = await ex.selectFrom('uma_lookups').selectAll().where('id', '=', id).where(ofPlatform(platformId)).executeTakeFirst();
   if (!row) return undefined;
   return {
     id: row.id,

@@ -1,6 +1,7 @@
 import type { Executor, Trx } from '../../db/database.js';
 import { literalLimit } from '../../db/database.js';
 import type { AuthMethodType } from './schemas.js';
+import { ofPlatform } from '../../db/tenant.js';
 
 declare module '../../db/schema.js' {
   interface DB {
@@ -87,8 +88,8 @@ export async function findCredential(ex: Executor, platformId: string, id: strin
   return ex
     .selectFrom('wallet_credentials')
     .selectAll()
-    .where('platform_id', '=', platformId)
     .where('id', '=', id)
+    .where(ofPlatform(platformId))
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
 }
@@ -115,8 +116,8 @@ export async function lockCredential(trx: Trx, platformId: string, id: string): 
   return trx
     .selectFrom('wallet_credentials')
     .selectAll()
-    .where('platform_id', '=', platformId)
     .where('id', '=', id)
+    .where(ofPlatform(platformId))
     .where('revoked_at', 'is', null)
     .forUpdate()
     .executeTakeFirst();
