@@ -127,6 +127,17 @@ describe('createWriteBatcher: writes that lock rows', () => {
     expect((await statements()).flat().sort()).toEqual(['a', 'b', 'e', 'f', 'g', 'h']);
   });
 
+  // PGlite has one connection, which keeps PostgreSQL's choice of plan.
+  it.runIf(testDatabaseKind() === 'postgres')('runs batches, alone or together, on connections that keep one plan per statement', async () => {
+    const batcher = createWriteBatcher(database, { maxInFlight: 1 });
+    const oneplan = sql`select corridor_expect(current_setting('plan_cache_mode') = 'force_generic_plan', 'planned per run')`;
+    await Promise.all(['a', 'b', 'c'].map((id) => batcher.write({ kind: 'probe' }, [insert(id)], oneplan)));
+    await Promise.all(['d', 'e'].map((id) => batcher.write(locking('k'), [insert(id)], oneplan)));
+    expect((await statements()).flat().sort()).toEqual(['a', 'b', 'c', 'd', 'e']);
+    const { rows } = await sql<{ mode: string }>`select current_setting('plan_cache_mode') as mode`.execute(database.db);
+    expect(rows).toEqual([{ mode: 'auto' }]);
+  });
+
   // PGlite runs in this process: it has no server connection to lose.
   it.runIf(testDatabaseKind() === 'postgres')('a batch whose connection is lost runs its writes alone, and the next batch gets a new connection', async () => {
     const batcher = createWriteBatcher(database, { maxInFlight: 1 });

@@ -98,14 +98,16 @@ function batchQueue(commit: (batch: Entry[]) => Promise<void>, { maxInFlight = 2
  *
  * A batch is atomic: if it fails, nothing of it was kept; then each write runs again on its own,
  * and each request gets its own outcome. A `finish` must return one row of one column
- * (`select corridor_expect(…)`).
+ * (`select corridor_expect(…)`). Batches run on the database's batch connections, which keep one
+ * plan per statement (`Database.runBatchedStatement`): what is batched must insert rows and find
+ * the rows it checks or updates by key.
  */
 export function createWriteBatcher(database: Database, options: WriteBatcherOptions = {}) {
   const { db } = database;
 
   async function alone(entry: Entry): Promise<void> {
     try {
-      await writeAsOne(db, entry.writes, entry.finish);
+      await database.runBatchedStatement(statementOf(entry.writes, entry.finish ?? sql`select 1`).compile(db));
       entry.resolve();
     } catch (error) {
       entry.reject(error);
@@ -128,10 +130,7 @@ export function createWriteBatcher(database: Database, options: WriteBatcherOpti
     (batch) =>
       commitOrSplit(batch, () => {
         const finishes = batch.map((entry) => sql`(${entry.finish ?? sql`select 1`})`);
-        return statementOf(
-          batch.flatMap((entry) => entry.writes),
-          sql`select ${sql.join(finishes)}`,
-        ).execute(db);
+        return database.runBatchedStatement(statementOf(batch.flatMap((entry) => entry.writes), sql`select ${sql.join(finishes)}`).compile(db));
       }),
     options,
   );
