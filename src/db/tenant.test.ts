@@ -41,9 +41,9 @@ it('a row looked up by key within its platform is found through the key, whateve
   for (const ids of [['Transaction:1'], ['Transaction:1', 'Transaction:2']]) {
     const plan = await genericPlanOnEmpty('transactions', (trx) => statusUpdate(trx, 'Platform:1', ids, ['PENDING'], 'PROCESSING', {}, now));
     expect(plan).toMatch(/Index Cond: \(id = /);
-    expect(plan).not.toMatch(/Index Cond: \(platform_id/);
+    expect(plan).not.toMatch(/Index Cond: \(+platform_id/);
   }
   const customer = await genericPlanOnEmpty('customers', (trx) => trx.selectFrom('customers').select('id').where('id', '=', 'Customer:1').where(ofPlatform('Platform:1')));
   expect(customer).toMatch(/Index Cond: \(id = /);
-  expect(customer).not.toMatch(/platform_id = \$\d+\)?\n|Index Cond: \(\(?platform_id/);
+  expect(customer).not.toMatch(/Index Cond: \(+platform_id/);
 });
