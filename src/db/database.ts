@@ -100,6 +100,23 @@ function preparedStatements(client: pg.PoolClient): pg.PoolClient {
  */
 const BATCH_CONNECTIONS = 4;
 
+const GENERIC_PLANS = '-c plan_cache_mode=force_generic_plan';
+
+/**
+ * The connection settings with generic plans. Options in the URL (`?options=-c search_path=…`)
+ * take precedence over node-postgres's `options`, so they are extended, not replaced.
+ */
+function withGenericPlans(connectionString: string): pg.PoolConfig {
+  let url: URL;
+  try {
+    url = new URL(connectionString);
+  } catch {
+    return { connectionString, options: GENERIC_PLANS };
+  }
+  url.searchParams.set('options', [url.searchParams.get('options'), GENERIC_PLANS].filter(Boolean).join(' '));
+  return { connectionString: url.toString() };
+}
+
 /** A SQLSTATE: the error came from PostgreSQL, which rolled the transaction back. */
 const fromServer = (error: unknown): boolean => typeof (error as PgError)?.code === 'string' && /^[0-9A-Z]{5}$/.test((error as PgError).code!);
 
@@ -110,7 +127,7 @@ const fromServer = (error: unknown): boolean => typeof (error as PgError)?.code 
  * (a broken connection) leaves the connection's state unknown: it is discarded.
  */
 function batchConnections(connectionString: string) {
-  const pool = new pg.Pool({ connectionString, max: BATCH_CONNECTIONS, pipeline: true, options: '-c plan_cache_mode=force_generic_plan' });
+  const pool = new pg.Pool({ ...withGenericPlans(connectionString), max: BATCH_CONNECTIONS, pipeline: true });
   pool.on('error', () => {});
   async function sendAll(statements: Array<{ sql: string; parameters?: readonly unknown[] }>): Promise<void> {
     const client = preparedStatements(await pool.connect());

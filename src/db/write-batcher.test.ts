@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { setTimeout as delay } from 'node:timers/promises';
 import { sharedTestDatabase, testDatabaseKind } from '../../test/support/db.js';
-import type { Database } from './database.js';
+import { openDatabase, type Database } from './database.js';
 import { createWriteBatcher } from './write-batcher.js';
 
 let database: Database;
@@ -136,6 +136,19 @@ describe('createWriteBatcher: writes that lock rows', () => {
     expect((await statements()).flat().sort()).toEqual(['a', 'b', 'c', 'd', 'e']);
     const { rows } = await sql<{ mode: string }>`select current_setting('plan_cache_mode') as mode`.execute(database.db);
     expect(rows).toEqual([{ mode: 'auto' }]);
+  });
+
+  it.runIf(testDatabaseKind() === 'postgres')('keeps the options of the database URL on the batch connections', async () => {
+    const url = new URL(process.env.TEST_DATABASE_URL!);
+    url.searchParams.set('options', '-c application_name=corridor-probe');
+    const own = await openDatabase({ databaseUrl: url.toString(), dataDir: 'memory', poolSize: 1 });
+    try {
+      // Divides by zero unless both settings hold.
+      const both = sql`select 1 / (current_setting('application_name') = 'corridor-probe' and current_setting('plan_cache_mode') = 'force_generic_plan')::int`;
+      await own.runBatchedStatement(both.compile(own.db));
+    } finally {
+      await own.close();
+    }
   });
 
   // PGlite runs in this process: it has no server connection to lose.
