@@ -103,18 +103,14 @@ const BATCH_CONNECTIONS = 4;
 const GENERIC_PLANS = '-c plan_cache_mode=force_generic_plan';
 
 /**
- * The connection settings with generic plans. Options in the URL (`?options=-c search_path=…`)
- * take precedence over node-postgres's `options`, so they are extended, not replaced.
+ * The connection URL (DATABASE_URL is always one, see config.ts) with generic plans. Options in
+ * the URL (`?options=-c search_path=…`) take precedence over node-postgres's `options`, so they
+ * are extended, not replaced.
  */
-function withGenericPlans(connectionString: string): pg.PoolConfig {
-  let url: URL;
-  try {
-    url = new URL(connectionString);
-  } catch {
-    return { connectionString, options: GENERIC_PLANS };
-  }
+function withGenericPlans(connectionString: string): string {
+  const url = new URL(connectionString);
   url.searchParams.set('options', [url.searchParams.get('options'), GENERIC_PLANS].filter(Boolean).join(' '));
-  return { connectionString: url.toString() };
+  return url.toString();
 }
 
 /** A SQLSTATE: the error came from PostgreSQL, which rolled the transaction back. */
@@ -127,7 +123,7 @@ const fromServer = (error: unknown): boolean => typeof (error as PgError)?.code 
  * (a broken connection) leaves the connection's state unknown: it is discarded.
  */
 function batchConnections(connectionString: string) {
-  const pool = new pg.Pool({ ...withGenericPlans(connectionString), max: BATCH_CONNECTIONS, pipeline: true });
+  const pool = new pg.Pool({ connectionString: withGenericPlans(connectionString), max: BATCH_CONNECTIONS, pipeline: true });
   pool.on('error', () => {});
   async function sendAll(statements: Array<{ sql: string; parameters?: readonly unknown[] }>): Promise<void> {
     const client = preparedStatements(await pool.connect());
