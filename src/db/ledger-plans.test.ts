@@ -1,0 +1,45 @@
+import { sql } from 'kysely';
+import { beforeAll, expect, it } from 'vitest';
+import { sharedTestDatabase } from '../../test/support/db.js';
+import type { Database, Trx } from './database.js';
+
+let database: Database;
+beforeAll(async () => {
+  database = await sharedTestDatabase();
+});
+
+/** Sequential scans of `table` so far in this transaction. */
+async function seqScans(trx: Trx, table: string): Promise<number> {
+  const { rows } = await sql<{ n: string }>`select pg_stat_get_xact_numscans(${table}::regclass) as n`.execute(trx);
+  return Number(rows[0].n);
+}
+
+async function holdAndPost(trx: Trx, i: number): Promise<void> {
+  await sql`select ledger_record('P', ${`T${i}`}, now(), array[${`L${i}`}], array['A'], array['S'], array[1::bigint], array[true], array['X'])`.execute(trx);
+  await sql`select ledger_resolve('P', array[${`L${i}`}], null, true, now())`.execute(trx);
+}
+
+// Migration 0027. PL/pgSQL keeps a plan per statement for the life of a connection; made while the
+// ledger was a page or two, that plan scans the table, and keeps scanning it when the table has
+// grown to millions of transfers (seen in a bench run: ledger_resolve read every transfer, three
+// times per call). Temporary copies of the two tables stand in for a new ledger here.
+it('the ledger functions find accounts and transfers by key, even with plans made while the ledger was small', async () => {
+  await database.db.transaction().execute(async (trx) => {
+    await sql`create temp table ledger_accounts (like public.ledger_accounts including all) on commit drop`.execute(trx);
+    await sql`create temp table ledger_transfers (like public.ledger_transfers including all) on commit drop`.execute(trx);
+    await sql`insert into ledger_accounts (id, platform_id, currency, kind, no_balance_check, posted_credits, created_at, updated_at)
+      values ('A', 'P', 'USD', 'CUSTOMER', false, 1000000, now(), now()), ('S', 'P', 'USD', 'SYSTEM', true, 0, now(), now())`.execute(trx);
+    await sql`analyze ledger_accounts, ledger_transfers`.execute(trx);
+    for (let i = 0; i < 8; i++) await holdAndPost(trx, i);
+
+    await sql`insert into ledger_transfers (id, platform_id, debit_account_id, credit_account_id, amount, currency, state, code, created_at, resolved_at)
+      select 'G' || g, 'P', 'S', 'A', 1, 'USD', 'POSTED', 'X', now(), now() from generate_series(1, 20000) g`.execute(trx);
+    const before = { transfers: await seqScans(trx, 'ledger_transfers'), accounts: await seqScans(trx, 'ledger_accounts') };
+    for (let i = 8; i < 11; i++) await holdAndPost(trx, i);
+
+    expect(await seqScans(trx, 'ledger_transfers')).toBe(before.transfers);
+    expect(await seqScans(trx, 'ledger_accounts')).toBe(before.accounts);
+    const { rows } = await sql<{ state: string; n: number }>`select state, count(*)::int as n from ledger_transfers where id like 'L%' group by state`.execute(trx);
+    expect(rows).toEqual([{ state: 'POSTED', n: 11 }]);
+  });
+});
