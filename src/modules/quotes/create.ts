@@ -309,7 +309,7 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
     const q = buildQuote(ctx, input, source, destination, priced);
     const expiry = expiries.jobsFor(platform.id, q.expiresAt);
     const transaction = transactions.creation(platform, transactionDraft(q, source, destination));
-    const writes = [repo.quoteInsert(database.db, q), ...outboxWrites({ jobs: jobRows(platform, expiry, clock) }), ...transaction.writes];
+    const writes = [repo.quoteInsert(q), ...outboxWrites({ jobs: jobRows(platform, expiry, clock) }), ...transaction.writes];
     const finish = sql`select corridor_expect(${checks.holds()}, 'a row this quote was decided on changed')`;
     // Only new rows: concurrent quotes may share the statement.
     const view = await commitWrites(ctx, writes, presentQuote(q), finish, { kind: 'quote' });

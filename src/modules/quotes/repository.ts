@@ -3,7 +3,8 @@ import type { ClockSubject } from '../../core/clock.js';
 import { jobRow, type ScheduledJob } from '../../core/jobs.js';
 import type { Executor } from '../../db/database.js';
 import { literalLimit, toJson } from '../../db/database.js';
-import { statementOf, type Clause, type Write } from '../../db/one-statement.js';
+import { statementOf, writeAsOne, type Clause, type Write } from '../../db/one-statement.js';
+import { rowInsert } from '../../db/row-insert.js';
 import type { Json, WithDefault } from '../../db/schema.js';
 import type { PaymentInstructions } from '../accounts/schemas.js';
 import type { RailEvent } from '../rails/rail.js';
@@ -185,15 +186,15 @@ function quoteValues(q: QuoteRecord) {
   };
 }
 
-/** The insert of a quote (run it, or pass it to `writeAsOne`). */
-export function quoteInsert(ex: Executor, q: QuoteRecord) {
-  return ex.insertInto('quotes').values(quoteValues(q));
+/** The insert of a quote (for `writeAsOne` or the write batcher). */
+export function quoteInsert(q: QuoteRecord) {
+  return rowInsert('quotes', quoteValues(q));
 }
 
 /** Inserts a quote and, in the same statement, the job that follows it up (expiry or recovery). */
 export async function insertQuote(ex: Executor, platform: ClockSubject & { id: string }, q: QuoteRecord, job: ScheduledJob | null): Promise<void> {
   if (!job) {
-    await quoteInsert(ex, q).execute();
+    await writeAsOne(ex, [quoteInsert(q)]);
     return;
   }
   await ex

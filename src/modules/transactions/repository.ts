@@ -3,6 +3,7 @@ import type { DB, Executor, Trx } from '../../db/database.js';
 import { toJson } from '../../db/database.js';
 import type { Json, WithDefault } from '../../db/schema.js';
 import { maintainedCount } from '../../db/list-counts.js';
+import { rowInsert } from '../../db/row-insert.js';
 import { ofPlatform } from '../../db/tenant.js';
 import { keysetPage, onlyPages } from '../../http/pagination.js';
 import type { PaymentInstructions } from '../accounts/schemas.js';
@@ -116,11 +117,9 @@ function identifierOf(side: { accountId?: string; umaAddress?: string }): string
   return side.accountId ?? side.umaAddress ?? null;
 }
 
-/** The insert of a new transaction (run it, or pass it to `writeAsOne`). */
-export function transactionInsert(ex: Executor, t: TransactionRecord) {
-  return ex
-    .insertInto('transactions')
-    .values({
+/** The insert of a new transaction (for `writeAsOne` or the write batcher). */
+export function transactionInsert(t: TransactionRecord) {
+  return rowInsert('transactions', {
       id: t.id,
       platform_id: t.platformId,
       type: t.type,
@@ -149,9 +148,9 @@ export function transactionInsert(ex: Executor, t: TransactionRecord) {
       agent_id: t.agentId,
       awaiting_approval: t.awaitingApproval,
       settled_at: t.settledAt,
-      created_at: t.createdAt,
-      updated_at: t.updatedAt,
-    });
+    created_at: t.createdAt,
+    updated_at: t.updatedAt,
+  });
 }
 
 /** Fields a status change may set alongside the status. */

@@ -123,7 +123,7 @@ export function createTransactionService({ database, clock }: TransactionService
   }
 
   function creationWrites(platform: PlatformRef, record: TransactionRecord, announced: NewEvent[]): Write[] {
-    return [repo.transactionInsert(database.db, record), ...outboxWrites({ events: eventRows(platform, announced, clock) })];
+    return [repo.transactionInsert(record), ...outboxWrites({ events: eventRows(platform, announced, clock) })];
   }
 
   function newRecord(platform: PlatformRef, draft: NewTransaction): TransactionRecord {
