@@ -15,11 +15,22 @@ export function rowInsert<T extends keyof DB & string>(table: T, row: Insertable
   const values: ValueNode[] = [];
   for (const [column, value] of Object.entries(row)) {
     if (value === undefined) continue;
-    columns.push(quoted(column));
+    columns.push(column);
     values.push(ValueNode.create(value));
   }
-  if (values.length === 0) throw new Error(`an insert into ${table} needs at least one value`);
-  const fragments = [`insert into ${quoted(table)} (${columns.join(', ')}) values (`, ...Array<string>(values.length - 1).fill(', '), ')'];
-  const node = RawNode.create(fragments, values);
+  const node = RawNode.create(fragmentsOf(table, columns), values);
   return { toOperationNode: () => node };
+}
+
+/** The statement's text around its values, kept per table for the columns last seen (usually the only ones). */
+const lastFragments = new Map<string, { columns: string[]; fragments: string[] }>();
+
+function fragmentsOf(table: string, columns: string[]): string[] {
+  const last = lastFragments.get(table);
+  if (last && last.columns.length === columns.length && last.columns.every((c, i) => c === columns[i])) return last.fragments;
+  if (columns.length === 0) throw new Error(`an insert into ${table} needs at least one value`);
+  const head = `insert into ${quoted(table)} (${columns.map(quoted).join(', ')}) values (`;
+  const fragments = [head, ...Array<string>(columns.length - 1).fill(', '), ')'];
+  lastFragments.set(table, { columns, fragments });
+  return fragments;
 }
