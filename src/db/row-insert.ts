@@ -7,7 +7,7 @@ const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
  * The insert of one row, as a clause to run (`writeAsOne`) or to batch: the statement Kysely's
  * `insertInto(table).values(row)` compiles to, columns in the row's key order and undefined ones
  * left to their defaults, built directly as the node Kysely compiles. On the hot inserts (quotes,
- * transactions) the query builder's parsing and frozen nodes cost about five times as much server
+ * transactions) the query builder's parsing and frozen nodes cost about four times as much server
  * CPU as this (docs/benchmarks.md).
  */
 export function rowInsert<T extends keyof DB & string>(table: T, row: Insertable<DB[T]>): OperationNodeSource {
