@@ -14,7 +14,7 @@ const job = { platform_id: null, kind: 'row-insert.test', payload: '{"a":"it\'s"
 
 it('compiles to the statement and parameters of Kysely\'s insert, leaving undefined columns to their defaults', () => {
   const { db } = database;
-  for (const row of [job, { ...job, max_attempts: undefined }]) {
+  for (const row of [job, { ...job, max_attempts: undefined }, { ...job, due_at: sql<Date>`now() + interval '1 day'` }]) {
     const built = db.insertInto('jobs').values(row).compile();
     const direct = sql`${rowInsert('jobs', row)}`.compile(db);
     expect(direct.sql).toBe(built.sql);

@@ -1,22 +1,22 @@
-import { RawNode, ValueNode, type Insertable, type OperationNodeSource } from 'kysely';
+import { isOperationNodeSource, RawNode, ValueNode, type Insertable, type OperationNode, type OperationNodeSource } from 'kysely';
 import type { DB } from './schema.js';
 
 const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 /**
  * The insert of one row, as a clause to run (`writeAsOne`) or to batch: the statement Kysely's
- * `insertInto(table).values(row)` compiles to, columns in the row's key order and undefined ones
- * left to their defaults, built directly as the node Kysely compiles. On the hot inserts (quotes,
- * transactions) the query builder's parsing and frozen nodes cost about four times as much server
- * CPU as this (docs/benchmarks.md).
+ * `insertInto(table).values(row)` compiles to (columns in the row's key order, undefined ones left
+ * to their defaults, SQL expressions written in place), built directly as the node Kysely
+ * compiles. On the hot inserts (quotes, transactions) the query builder's parsing and frozen nodes
+ * cost about four times as much server CPU as this (docs/benchmarks.md).
  */
 export function rowInsert<T extends keyof DB & string>(table: T, row: Insertable<DB[T]>): OperationNodeSource {
   const columns: string[] = [];
-  const values: ValueNode[] = [];
+  const values: OperationNode[] = [];
   for (const [column, value] of Object.entries(row)) {
     if (value === undefined) continue;
     columns.push(column);
-    values.push(ValueNode.create(value));
+    values.push(isOperationNodeSource(value) ? value.toOperationNode() : ValueNode.create(value));
   }
   const node = RawNode.create(fragmentsOf(table, columns), values);
   return { toOperationNode: () => node };
