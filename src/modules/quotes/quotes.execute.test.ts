@@ -437,6 +437,8 @@ describe('POST /quotes/{quoteId}/execute', () => {
     const res = await p.api.post('/quotes', body);
     expect(res.status).toBe(201);
     expect(res.body.status).toBe('PROCESSING');
+    // Written with the quote, in case the process stops before the rail is asked.
+    expect(await followUpJobs(res.body.id)).toContain(RECOVERY_JOB);
     expect((await balances(t, sender.accounts.EUR)).available).toBe(30_000);
     await advance(p, 2);
     const after = await state(res.body);
@@ -450,6 +452,7 @@ describe('POST /quotes/{quoteId}/execute', () => {
 
     const internal = await p.api.post('/quotes', { ...body, destination: { destinationType: 'ACCOUNT', accountId: alice.accounts.USD } });
     expect(internal.body.status).toBe('COMPLETED');
+    expect(await followUpJobs(internal.body.id)).toEqual([]);
     expect((await state(internal.body)).events).toEqual([`${P}PENDING`, `${P}COMPLETED`]);
     await expectLedgerClean(t, p.platform.id);
   });

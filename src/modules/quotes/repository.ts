@@ -1,6 +1,7 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { ClockSubject } from '../../core/clock.js';
 import { jobRow, type ScheduledJob } from '../../core/jobs.js';
+import { outboxWrites } from '../../core/outbox.js';
 import type { Executor } from '../../db/database.js';
 import { literalLimit, toJson } from '../../db/database.js';
 import { statementOf, writeAsOne, type Clause, type Write } from '../../db/one-statement.js';
@@ -193,15 +194,7 @@ export function quoteInsert(q: QuoteRecord) {
 
 /** Inserts a quote and, in the same statement, the job that follows it up (expiry or recovery). */
 export async function insertQuote(ex: Executor, platform: ClockSubject & { id: string }, q: QuoteRecord, job: ScheduledJob | null): Promise<void> {
-  if (!job) {
-    await writeAsOne(ex, [quoteInsert(q)]);
-    return;
-  }
-  await ex
-    .with('quote', (db) => db.insertInto('quotes').values(quoteValues(q)).returning('id'))
-    .insertInto('jobs')
-    .values(jobRow(platform, job))
-    .execute();
+  await writeAsOne(ex, [quoteInsert(q), ...outboxWrites({ jobs: job ? [jobRow(platform, job)] : [] })]);
 }
 
 export async function findQuote(ex: Executor, platformId: string, id: string, lock = false): Promise<QuoteRecord | undefined> {
