@@ -97,13 +97,19 @@ function preparedStatements(client: pg.PoolClient): pg.PoolClient {
  * `POST /quotes`, whose batches hold dozens of clauses, 2.5% with this setting (perf, bench run).
  * The writes batched here insert rows and find the rows they check or update by key, so one plan
  * serves every value; the pool's other statements keep PostgreSQL's choice.
+ *
+ * For the same reason they run with sequential scans off: a generic plan lasts as long as its
+ * connection (or until an ANALYZE of its tables), and one made while a table held a page or two
+ * scans it, cheaper than its key then, and goes on scanning it as it grows. `auto_explain` showed
+ * executions claiming their quote and moving their transaction by sequential scans of both tables
+ * in a bench run (plans made after a set-up of a hundred quotes, in a run that adds thousands).
  */
 const BATCH_CONNECTIONS = 4;
 
-const GENERIC_PLANS = '-c plan_cache_mode=force_generic_plan';
+const GENERIC_PLANS = '-c plan_cache_mode=force_generic_plan -c enable_seqscan=off';
 
 /**
- * The connection URL (DATABASE_URL is always one, see config.ts) with generic plans. Options in
+ * The connection URL (DATABASE_URL is always one, see config.ts) with those settings. Options in
  * the URL (`?options=-c search_path=…`) take precedence over node-postgres's `options`, so they
  * are extended, not replaced.
  */

@@ -128,14 +128,14 @@ describe('createWriteBatcher: writes that lock rows', () => {
   });
 
   // PGlite has one connection, which keeps PostgreSQL's choice of plan.
-  it.runIf(testDatabaseKind() === 'postgres')('runs batches, alone or together, on connections that keep one plan per statement', async () => {
+  it.runIf(testDatabaseKind() === 'postgres')('runs batches, alone or together, on connections that keep one plan per statement and find rows by key', async () => {
     const batcher = createWriteBatcher(database, { maxInFlight: 1 });
-    const oneplan = sql`select corridor_expect(current_setting('plan_cache_mode') = 'force_generic_plan', 'planned per run')`;
+    const oneplan = sql`select corridor_expect(current_setting('plan_cache_mode') = 'force_generic_plan' and current_setting('enable_seqscan') = 'off', 'planned per run')`;
     await Promise.all(['a', 'b', 'c'].map((id) => batcher.write({ kind: 'probe' }, [insert(id)], oneplan)));
     await Promise.all(['d', 'e'].map((id) => batcher.write(locking('k'), [insert(id)], oneplan)));
     expect((await statements()).flat().sort()).toEqual(['a', 'b', 'c', 'd', 'e']);
-    const { rows } = await sql<{ mode: string }>`select current_setting('plan_cache_mode') as mode`.execute(database.db);
-    expect(rows).toEqual([{ mode: 'auto' }]);
+    const { rows } = await sql<{ mode: string; seqscan: string }>`select current_setting('plan_cache_mode') as mode, current_setting('enable_seqscan') as seqscan`.execute(database.db);
+    expect(rows).toEqual([{ mode: 'auto', seqscan: 'on' }]);
   });
 
   it.runIf(testDatabaseKind() === 'postgres')('keeps the options of the database URL on the batch connections', async () => {
