@@ -12,7 +12,7 @@ import type { Platform, PlatformService } from '../platform/service.js';
 import { isCryptoCurrency, newFundingReference, sandboxFundingInstructions } from './funding.js';
 import * as repo from './repository.js';
 import type { InternalAccountRow } from './repository.js';
-import type { CustomerAccountListQuery, InternalAccountType, InternalAccountView, PlatformAccountListQuery } from './schemas.js';
+import type { CustomerAccountListQuery, InternalAccountType, InternalAccountView, PaymentInstructions, PlatformAccountListQuery } from './schemas.js';
 
 export interface AccountServiceDeps {
   database: Database;
@@ -202,6 +202,16 @@ export function createAccountService(deps: AccountServiceDeps) {
     return row && toAccount(row);
   }
 
+  // Deposit details are derived from the account's id and reference (hashes, check digits), never
+  // change, and every balance event carries them: derived once per account object, and the
+  // cached accounts (accountsById) are the ones balance events use.
+  const depositDetails = new WeakMap<InternalAccount, PaymentInstructions[]>();
+  function sandboxInstructions(account: InternalAccount): PaymentInstructions[] {
+    let instructions = depositDetails.get(account);
+    if (!instructions) depositDetails.set(account, (instructions = sandboxFundingInstructions(account)));
+    return instructions;
+  }
+
   function view(platform: PlatformRef, account: InternalAccount, balance: LedgerBalance): InternalAccountView {
     const money = (amount: number) => ({ amount, currency: currency(account.currency) });
     const updatedAt = balance.updatedAt > account.updatedAt ? balance.updatedAt : account.updatedAt;
@@ -212,7 +222,7 @@ export function createAccountService(deps: AccountServiceDeps) {
       balance: money(balance.available),
       totalBalance: money(balance.posted),
       // Production platforms show no made-up bank details: deposits there need a configured rail.
-      fundingPaymentInstructions: platform.mode === 'SANDBOX' ? sandboxFundingInstructions(account) : [],
+      fundingPaymentInstructions: platform.mode === 'SANDBOX' ? sandboxInstructions(account) : [],
       createdAt: account.createdAt.toISOString(),
       updatedAt: updatedAt.toISOString(),
     };
