@@ -4,7 +4,6 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
 import { migrationsApplied } from '../db/migrate.js';
 import { accountRoutes } from '../modules/accounts/routes.js';
 import { agentRoutes } from '../modules/agents/routes-agent.js';

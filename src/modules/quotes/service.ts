@@ -24,7 +24,7 @@ export { payloadToSignOf } from './funding.js';
  * docs/api/quotes.md.
  */
 export function createQuoteService(deps: QuoteServiceDeps) {
-  const { database, clock, transactions } = deps;
+  const { database } = deps;
   const handlers = new Map<string, QuoteDestinationHandler>();
   for (const handler of [accountDestinations(deps), umaDestinationsUnavailable, ...(deps.destinationHandlers ?? [])]) {
     handlers.set(handler.destinationType, handler);
