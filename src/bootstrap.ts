@@ -30,8 +30,10 @@ export type SandboxBootstrap =
 
 /**
  * Start-up's platform check. With SERVICE_SANDBOX_TOKEN_ID/SECRET set, a sandbox platform
- * authenticated by exactly those credentials exists afterwards (created once, secret realigned if
- * it changed). Without them, a first start creates a sandbox platform with fresh credentials.
+ * authenticated by exactly those credentials exists afterwards: the token is added to the only
+ * platform when the database holds just one, a sandbox platform, and otherwise comes with a new
+ * sandbox platform; its secret is realigned if it changed. Without them, a first start creates a
+ * sandbox platform with fresh credentials.
  */
 export async function ensureSandboxPlatform(
   services: Services,
@@ -41,10 +43,15 @@ export async function ensureSandboxPlatform(
   if (env.tokenId && env.clientSecret) {
     const platformId = await services.tokens.ensureSecret(env.tokenId, env.clientSecret);
     if (platformId) return { kind: 'configured', platformId, clientId: env.tokenId };
-    const credentials = await createPlatformWithToken(services, { name: 'Sandbox', mode: 'SANDBOX' }, database, {
-      clientId: env.tokenId,
-      clientSecret: env.clientSecret,
-    });
+    const preset = { clientId: env.tokenId, clientSecret: env.clientSecret };
+    const platforms = await services.platforms.list();
+    if (platforms.length === 1 && platforms[0].mode === 'SANDBOX') {
+      // The platform an earlier start created: pinning credentials later keeps what it holds.
+      const [platform] = platforms;
+      await transact(database.db, (trx) => services.tokens.issue(trx, platform, { name: 'Pinned sandbox token', permissions: ['VIEW', 'TRANSACT', 'MANAGE'] }, preset));
+      return { kind: 'configured', platformId: platform.id, clientId: env.tokenId };
+    }
+    const credentials = await createPlatformWithToken(services, { name: 'Sandbox', mode: 'SANDBOX' }, database, preset);
     return { kind: 'created', credentials };
   }
   const platforms = await services.platforms.list();

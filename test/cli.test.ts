@@ -6,7 +6,7 @@ import { runCli } from '../src/cli/commands.js';
 import { createCorridor } from '../src/corridor.js';
 import { createPlatformWithToken, ensureSandboxPlatform } from '../src/bootstrap.js';
 import { apiClient, testConfig } from './support/app.js';
-import { sharedTestDatabase } from './support/db.js';
+import { resetDatabase, sharedTestDatabase } from './support/db.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -117,9 +117,35 @@ describe('corridor ledger verify', () => {
 });
 
 describe('start-up sandbox platform', () => {
-  it('ensures exactly the configured credentials, idempotently', async () => {
-    const corridor = await createCorridor({ config: testConfig(), database: await sharedTestDatabase(), logger: false });
+  it('adds pinned credentials to the sandbox platform an earlier start created, keeping its data', async () => {
+    const database = await sharedTestDatabase();
+    await resetDatabase(database);
+    const corridor = await createCorridor({ config: testConfig(), database, logger: false });
     try {
+      const first = await ensureSandboxPlatform(corridor.services, corridor.database, {});
+      if (first.kind !== 'created') throw new Error(`expected a new platform, got ${first.kind}`);
+      const original = apiClient(corridor, { clientId: first.credentials.token.clientId, clientSecret: first.credentials.token.clientSecret! });
+      expect((await original.post('/customers', { customerType: 'INDIVIDUAL', platformCustomerId: 'kept-1', region: 'US' })).status).toBe(201);
+
+      const env = { tokenId: 'pinned-later-token', clientSecret: 'pinned-later-secret-01' };
+      const pinned = await ensureSandboxPlatform(corridor.services, corridor.database, env);
+      expect(pinned).toEqual({ kind: 'configured', platformId: first.credentials.platform.id, clientId: env.tokenId });
+      const listed = await apiClient(corridor, { clientId: env.tokenId, clientSecret: env.clientSecret }).get('/customers?platformCustomerId=kept-1');
+      expect(listed.status).toBe(200);
+      expect(listed.body.data).toHaveLength(1);
+      expect((await original.get('/config')).status).toBe(200);
+      expect(await corridor.services.platforms.list()).toHaveLength(1);
+    } finally {
+      await corridor.close();
+    }
+  });
+
+  it('ensures exactly the configured credentials, idempotently, beside a production platform', async () => {
+    const database = await sharedTestDatabase();
+    await resetDatabase(database);
+    const corridor = await createCorridor({ config: testConfig(), database, logger: false });
+    try {
+      await createPlatformWithToken(corridor.services, { name: 'Live', mode: 'PRODUCTION' }, corridor.database);
       const env = { tokenId: 'ci-sandbox-token', clientSecret: 'ci-sandbox-secret-0001' };
       const first = await ensureSandboxPlatform(corridor.services, corridor.database, env);
       expect(first.kind).toBe('created');

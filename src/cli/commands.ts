@@ -55,7 +55,7 @@ async function withCorridor<T>(config: Config, work: (corridor: CorridorCore) =>
   }
 }
 
-function printBootstrap(result: SandboxBootstrap, baseUrl: string): void {
+function printBootstrap(result: SandboxBootstrap, baseUrl: string, pglite: boolean): void {
   out(`  API base URL:   ${baseUrl}${API_PREFIX}`);
   out(`  API reference:  ${baseUrl}/docs`);
   if (result.kind === 'created') {
@@ -70,7 +70,8 @@ function printBootstrap(result: SandboxBootstrap, baseUrl: string): void {
   } else {
     for (const p of result.platforms) out(`  Platform ${p.id} (${p.name}, ${p.mode.toLowerCase()})`);
     out('  Use the credentials printed when the platform was created, or make new ones with');
-    out(`  corridor token create --platform ${result.platforms[0].id}`);
+    out(`  npx corridor token create --platform ${result.platforms[0].id}`);
+    if (pglite) out('  (after stopping this server: the embedded database takes one process at a time)');
   }
 }
 
@@ -83,7 +84,7 @@ async function start(config: Config): Promise<void> {
   await corridor.app.listen({ port: config.port, host: config.host });
   if (config.runWorkers) corridor.startWorkers();
   out(`Corridor is listening on ${config.publicUrl} (${corridor.database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL'})`);
-  printBootstrap(result, config.publicUrl);
+  printBootstrap(result, config.publicUrl, corridor.database.kind === 'pglite');
 
   let closing = false;
   const shutdown = async (signal: string) => {
