@@ -1,6 +1,6 @@
 import AjvModule, { type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { FastifySchemaCompiler } from 'fastify';
+import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import type { FieldError } from '../core/errors.js';
 
 const Ajv = AjvModule.default ?? AjvModule;
@@ -70,4 +70,12 @@ export function toFieldErrors(errors: ErrorObject[], part: string | undefined): 
   }
   // An anyOf failure repeats its branches' errors; drop those once the anyOf line exists.
   return out.filter((e) => !(e.constraint === 'const' && out.some((o) => o.field === e.field && o.constraint === 'enum')));
+}
+
+/**
+ * preValidation for routes whose body the API marks optional: a bare POST reads as an empty
+ * object, so the body schema (all fields optional) still checks what is sent.
+ */
+export async function optionalBody(request: FastifyRequest): Promise<void> {
+  request.body ??= {};
 }

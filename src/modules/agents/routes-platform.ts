@@ -1,6 +1,7 @@
 import { errors, IdParam, NoContent } from '../../http/common-schemas.js';
 import { PageOf } from '../../http/pagination.js';
 import type { Api } from '../../http/types.js';
+import { optionalBody } from '../../http/validation.js';
 import type { Services } from '../../services.js';
 import {
   ActionParams,
@@ -152,10 +153,8 @@ export function agentPlatformRoutes(app: Api, { agents }: Services): void {
         response: { 200: AgentAction, ...errors(404, 409) },
       },
       config: { permission: 'TRANSACT' },
-      // The body is optional: a bare POST rejects without a reason.
-      preValidation: async (request) => {
-        request.body ??= {};
-      },
+      // A bare POST rejects without a reason.
+      preValidation: optionalBody,
     },
     async (request) => agents.reject(request.ctx, request.params.agentId, request.params.actionId, request.body?.reason),
   );

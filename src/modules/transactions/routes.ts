@@ -1,6 +1,7 @@
 import { errors, IdParam } from '../../http/common-schemas.js';
 import { PageOf } from '../../http/pagination.js';
 import type { Api } from '../../http/types.js';
+import { optionalBody } from '../../http/validation.js';
 import type { Services } from '../../services.js';
 import { ApprovePayment, RejectPayment, Transaction, TransactionListQuery } from './schemas.js';
 
@@ -42,6 +43,7 @@ export function transactionRoutes(app: Api, { transactions, incomingPayments }: 
         response: { 200: Transaction, ...errors(404, 409) },
       },
       config: { permission: 'TRANSACT' },
+      preValidation: optionalBody,
     },
     async (request) => incomingPayments.approve(request.ctx, request.params.transactionId, request.body?.receiverCustomerInfo as Record<string, unknown> | undefined),
   );
@@ -58,6 +60,7 @@ export function transactionRoutes(app: Api, { transactions, incomingPayments }: 
         response: { 200: Transaction, ...errors(404, 409) },
       },
       config: { permission: 'TRANSACT' },
+      preValidation: optionalBody,
     },
     async (request) => incomingPayments.reject(request.ctx, request.params.transactionId, request.body?.reason),
   );

@@ -111,6 +111,20 @@ describe('incoming payments', () => {
     expect((await approving.api.post(`/transactions/${record.id}/reject`, {})).status).toBe(409);
   });
 
+  it('approve and reject take a bare POST (their body is optional)', async () => {
+    const before = await balanceOf(erin.usd);
+    const approvedLater = await receiveAnswered(200, { status: 202 });
+    const approved = await approving.api.request({ method: 'POST', path: `/transactions/${approvedLater.id}/approve` });
+    expect(approved.status).toBe(200);
+    expect(approved.body.status).toBe('COMPLETED');
+    expect(await balanceOf(erin.usd)).toBe(before + 200);
+    const rejectedLater = await receiveAnswered(100, { status: 202 });
+    const rejected = await approving.api.request({ method: 'POST', path: `/transactions/${rejectedLater.id}/reject` });
+    expect(rejected.status).toBe(200);
+    expect(rejected.body).toMatchObject({ status: 'REJECTED', failureDetail: 'PLATFORM_REJECTED' });
+    expect(await balanceOf(erin.usd)).toBe(before + 200);
+  });
+
   it('202 then reject leaves the balance untouched', async () => {
     const before = await balanceOf(erin.usd);
     const record = await receiveAnswered(300, { status: 202 });

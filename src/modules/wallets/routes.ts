@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { errors, IdParam, NoContent } from '../../http/common-schemas.js';
 import type { Api } from '../../http/types.js';
+import { optionalBody } from '../../http/validation.js';
 import type { Services } from '../../services.js';
 import {
   AccountQuery,
@@ -101,10 +102,8 @@ export function walletRoutes(app: Api, { wallets }: Services): void {
         body: Type.Optional(CredentialChallengeRequest),
         response: { 200: CredentialChallengeResponse, ...errors(404, 429) },
       },
-      // The body is optional (EMAIL_OTP and OAUTH need none): no body reads as an empty one.
-      preValidation: async (request) => {
-        request.body ??= {};
-      },
+      // EMAIL_OTP and OAUTH need no body.
+      preValidation: optionalBody,
     },
     async (request) => wallets.authentication.challenge(request.ctx, request.params.id, request.body),
   );
