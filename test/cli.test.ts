@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -89,8 +89,22 @@ describe('corridor CLI', () => {
 });
 
 describe('corridor ledger verify', () => {
+  it('names a data directory that holds no database instead of checking a new, empty one', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'corridor-cli-'));
+    dirs.push(parent);
+    const missing = join(parent, 'mistyped');
+    const errors: string[] = [];
+    const code = await runCli(['ledger', 'verify'], { out: () => {}, err: (l) => errors.push(l), env: { DATA_DIR: missing, LOG_LEVEL: 'silent' } });
+    expect(code).toBe(1);
+    expect(errors.join('\n')).toContain(`no database in ${missing}`);
+    expect(existsSync(missing)).toBe(false);
+  });
+
   it('passes on a consistent ledger and exits 1 naming a drifted account', async () => {
-    const empty = await cli(['ledger', 'verify']);
+    const here = process.env.TEST_DATABASE_URL ? {} : { DATA_DIR: mkdtempSync(join(tmpdir(), 'corridor-cli-')) };
+    if ('DATA_DIR' in here) dirs.push(here.DATA_DIR);
+    expect((await cli(['migrate'], here)).code).toBe(0);
+    const empty = await cli(['ledger', 'verify'], here);
     expect(empty.code).toBe(0);
     expect(empty.out).toContain('ledger OK');
     if (!process.env.TEST_DATABASE_URL) return; // the rest needs the CLI and the app on one database

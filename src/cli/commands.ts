@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createPlatformWithToken, ensureSandboxPlatform, type SandboxBootstrap } from '../bootstrap.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
@@ -45,8 +47,15 @@ function out(line = ''): void {
   io.out(line);
 }
 
-/** Runs a command against the database and services, without the HTTP app or workers. */
-async function withCorridor<T>(config: Config, work: (corridor: CorridorCore) => Promise<T>): Promise<T> {
+/**
+ * Runs a command against the database and services, without the HTTP app or workers. With
+ * `existing`, an embedded database must already be there: a mistyped DATA_DIR would otherwise
+ * open a new, empty one and report on that (a ledger with nothing wrong in it, say).
+ */
+async function withCorridor<T>(config: Config, work: (corridor: CorridorCore) => Promise<T>, options: { existing?: boolean } = {}): Promise<T> {
+  if (options.existing && !config.databaseUrl && config.dataDir !== 'memory' && !existsSync(join(config.dataDir, 'pglite'))) {
+    throw new Error(`no database in ${config.dataDir}: set DATA_DIR to the directory the server uses (or DATABASE_URL)`);
+  }
   const corridor = await createCore({ config: { ...config, logLevel: 'error' } });
   try {
     return await work(corridor);
@@ -157,7 +166,7 @@ async function tokenCreate(config: Config, args: string[]): Promise<void> {
     return c.database.db
       .transaction()
       .execute((trx) => c.services.tokens.issue(trx, platform, { name: values.name, permissions: permissions as Permission[] }));
-  });
+  }, { existing: true });
   if (values.json) {
     out(JSON.stringify({ platformId, id: token.id, tokenId: token.clientId, clientSecret: token.clientSecret }));
     return;
@@ -184,14 +193,14 @@ async function ledgerVerify(config: Config, args: string[]): Promise<number> {
       out(problems.length === 0 ? `ledger OK: ${report.accounts} accounts, ${report.transfers} transfers` : `ledger has ${problems.length} problem(s)`);
     }
     return problems.length === 0 ? 0 : 1;
-  });
+  }, { existing: true });
 }
 
 async function verificationList(config: Config, args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { platform: { type: 'string' }, status: { type: 'string', default: 'PENDING_MANUAL_REVIEW' }, json: { type: 'boolean', default: false } } });
   if (!(VERIFICATION_STATES as readonly string[]).includes(values.status)) throw new UsageError(`--status must be one of ${VERIFICATION_STATES.join(', ')}`);
   const status = values.status as VerificationState;
-  const page = await withCorridor(config, (c) => c.services.compliance.verifications.listAll(values.platform, status));
+  const page = await withCorridor(config, (c) => c.services.compliance.verifications.listAll(values.platform, status), { existing: true });
   if (values.json) return out(JSON.stringify(page));
   for (const v of page) out(`${v.id}  ${v.customerId}  ${v.verificationStatus}  ${v.createdAt}`);
   out(`${page.length} verification(s) ${status}`);
@@ -202,7 +211,7 @@ async function verificationResolve(config: Config, args: string[]): Promise<void
   if (!values.id) throw new UsageError('verification resolve needs --id');
   if (values.status !== 'APPROVED' && values.status !== 'REJECTED') throw new UsageError('verification resolve needs --status APPROVED or REJECTED');
   const decision = values.status;
-  const view = await withCorridor(config, (c) => c.services.compliance.verifications.resolve(values.id!, decision, values.reason));
+  const view = await withCorridor(config, (c) => c.services.compliance.verifications.resolve(values.id!, decision, values.reason), { existing: true });
   out(values.json ? JSON.stringify(view) : `${view.id} is ${view.verificationStatus} (customer ${view.customerId})`);
 }
 
