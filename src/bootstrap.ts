@@ -1,6 +1,6 @@
 import type { Database } from './db/database.js';
 import type { Services } from './services.js';
-import type { ApiTokenView } from './modules/tokens/schemas.js';
+import type { ApiTokenView, Permission } from './modules/tokens/schemas.js';
 import type { NewPlatform, Platform } from './modules/platform/service.js';
 import { transact } from './db/transact.js';
 
@@ -8,6 +8,8 @@ export interface PlatformCredentials {
   platform: Platform;
   token: ApiTokenView;
 }
+
+const ALL_PERMISSIONS: Permission[] = ['VIEW', 'TRANSACT', 'MANAGE'];
 
 /** Creates a platform and its first API token (all permissions) in one transaction. */
 export async function createPlatformWithToken(
@@ -18,7 +20,7 @@ export async function createPlatformWithToken(
 ): Promise<PlatformCredentials> {
   return transact(database.db, async (trx) => {
     const platform = await services.platforms.create(input, trx);
-    const token = await services.tokens.issue(trx, platform, { name: `${input.name} default token`, permissions: ['VIEW', 'TRANSACT', 'MANAGE'] }, preset);
+    const token = await services.tokens.issue(trx, platform, { name: `${input.name} default token`, permissions: ALL_PERMISSIONS }, preset);
     return { platform, token };
   });
 }
@@ -48,7 +50,7 @@ export async function ensureSandboxPlatform(
     if (platforms.length === 1 && platforms[0].mode === 'SANDBOX') {
       // The platform an earlier start created: pinning credentials later keeps what it holds.
       const [platform] = platforms;
-      await transact(database.db, (trx) => services.tokens.issue(trx, platform, { name: 'Pinned sandbox token', permissions: ['VIEW', 'TRANSACT', 'MANAGE'] }, preset));
+      await transact(database.db, (trx) => services.tokens.issue(trx, platform, { name: 'Pinned sandbox token', permissions: ALL_PERMISSIONS }, preset));
       return { kind: 'configured', platformId: platform.id, clientId: env.tokenId };
     }
     const credentials = await createPlatformWithToken(services, { name: 'Sandbox', mode: 'SANDBOX' }, database, preset);
