@@ -2,7 +2,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedTestDatabase } from '../../test/support/db.js';
 import type { Database } from '../db/database.js';
-import { rememberedRows, RowChecks } from './row-checks.js';
+import { ServiceError } from './errors.js';
+import { rememberedRows, RowChecks, withRowChecks } from './row-checks.js';
 
 let database: Database;
 const table = sql.table('row_checks_probe');
@@ -50,5 +51,40 @@ describe('rememberedRows and RowChecks', () => {
     const again = new RowChecks();
     expect(await nameOf('P1', 'a', again)).toBe('second');
     expect(await holds(again)).toBe(true);
+  });
+
+  it('decide a refusal made on a remembered row again from a fresh read, and only then refuse', async () => {
+    const fresh = rememberedRows<ProbeRow>('row_checks_probe');
+    const nameNow = async (checks: RowChecks) => (await fresh.get(database.db, 'P1', 'a', checks))!.name;
+    await rename('before');
+    await nameNow(new RowChecks()); // remembered as 'before'
+    await rename('after');
+    const seen: string[] = [];
+    const accepted = withRowChecks('probe', async (attempt) => {
+      const name = await nameNow(attempt);
+      seen.push(name);
+      if (name !== 'after') throw new ServiceError('USER_NOT_READY', `still ${name}`);
+      return name;
+    });
+    expect(await accepted).toBe('after');
+    expect(seen).toEqual(['before', 'after']);
+
+    // A refusal on a fresh read stands at once; one after the write was built is not retried.
+    const reads: string[] = [];
+    const refusal = withRowChecks('probe', async (attempt) => {
+      reads.push((await nameOf('P1', 'missing', attempt)) ?? 'none');
+      throw new ServiceError('USER_NOT_FOUND', 'no such row');
+    });
+    await expect(refusal).rejects.toMatchObject({ code: 'USER_NOT_FOUND' });
+    expect(reads).toEqual(['none']);
+    let tries = 0;
+    const late = withRowChecks('probe', async (attempt) => {
+      tries++;
+      await nameOf('P1', 'a', attempt);
+      attempt.holds();
+      throw new ServiceError('INSUFFICIENT_FUNDS', 'refused by the write');
+    });
+    await expect(late).rejects.toMatchObject({ code: 'INSUFFICIENT_FUNDS' });
+    expect(tries).toBe(1);
   });
 });

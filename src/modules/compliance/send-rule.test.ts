@@ -86,6 +86,18 @@ describe('the send rule on a platform that is not a regulated institution', () =
     expectError(await unregulated.api.post('/quotes', quoteBody(accounts.EUR, payout)), 403, 'USER_NOT_READY');
   });
 
+  it('a customer refused before verification sends once approved (the refusal was not remembered)', async () => {
+    const customer = await completeIndividual(unregulated, 'Ada Afterwards');
+    const { accounts, payout } = await sender(unregulated, customer);
+    expectError(await unregulated.api.post('/quotes', quoteBody(accounts.EUR, payout)), 403, 'USER_NOT_READY');
+    expectError(await unregulated.api.post('/transfer-out', transferBody(accounts.USD, payout)), 403, 'USER_NOT_READY');
+    await uploadDocument(unregulated, customer.id);
+    expect(expectStatus(await unregulated.api.post('/verifications', { customerId: customer.id }), 200).verificationStatus).toBe('APPROVED');
+    const quote = expectStatus(await unregulated.api.post('/quotes', quoteBody(accounts.EUR, payout)), 201);
+    expect(expectStatus(await unregulated.api.post(`/quotes/${quote.id}/execute`), 200).status).toBe('PROCESSING');
+    expectStatus(await unregulated.api.post('/transfer-out', transferBody(accounts.USD, payout)), 201);
+  });
+
   it('executing is refused when the customer lost their approval after quoting', async () => {
     const customer = await verifiedIndividual(unregulated, 'Lou Later');
     const { accounts, payout } = await sender(unregulated, customer);
