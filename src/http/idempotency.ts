@@ -33,9 +33,25 @@ interface IdempotencyClaim {
   /** Set once the response has been stored (inside the work's transaction or after sending). */
   recorded: boolean;
   successStatus: number;
+  /** What of the response the record keeps (all of it unless the route says otherwise). */
+  kept: (body: unknown) => unknown;
+}
+
+/**
+ * For a route whose answer carries a one-time secret (an API token's secret, an agent's device
+ * code), which Corridor otherwise keeps only hashed: what the idempotency record keeps instead of
+ * the answer, and how a replay answers from that. The secret then exists only in the first answer.
+ */
+export interface OneTimeSecret<Stored = any> {
+  kept: (body: any) => Stored;
+  /** Default: the kept part as it is. */
+  replay?: (request: FastifyRequest, kept: Stored) => Promise<unknown>;
 }
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    oneTimeSecret?: OneTimeSecret;
+  }
   interface FastifyRequest {
     idempotency?: IdempotencyClaim;
     /** The service context of this request: tenant, agent and transaction runner. */
@@ -75,7 +91,7 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
   function responseUpdate(ex: Trx | typeof db, claim: IdempotencyClaim, status: number, body: unknown) {
     return ex
       .updateTable('idempotency_keys')
-      .set({ status_code: status, response: toJson(body ?? null), locked_until: null })
+      .set({ status_code: status, response: toJson(claim.kept(body) ?? null), locked_until: null })
       .where('scope', '=', claim.scope)
       .where('key', '=', claim.key);
   }
@@ -137,7 +153,8 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
       .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
       .returning('key')
       .executeTakeFirst();
-    const claim: IdempotencyClaim = { scope, key, recorded: false, successStatus: successStatusOf(request) };
+    const secret = request.routeOptions.config.oneTimeSecret;
+    const claim: IdempotencyClaim = { scope, key, recorded: false, successStatus: successStatusOf(request), kept: secret?.kept ?? ((body) => body) };
     if (inserted) {
       request.idempotency = claim;
       return;
@@ -153,8 +170,9 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
       throw new ServiceError('IDEMPOTENCY_KEY_MISMATCH', 'this Idempotency-Key was used for a different request');
     }
     if (existing.status_code !== null) {
+      const answer = secret?.replay ? await secret.replay(request, existing.response) : existing.response;
       reply.header('idempotent-replayed', 'true');
-      return reply.code(existing.status_code).send(existing.response);
+      return reply.code(existing.status_code).send(answer);
     }
     // Still in flight, unless its lease ran out (the process handling it died): then take it over.
     const taken = await db

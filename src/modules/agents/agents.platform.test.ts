@@ -252,6 +252,31 @@ describe('device codes', () => {
     expectError(await other.api.post(`/agents/${agent.id}/device-codes`), 404, 'NOT_FOUND');
   });
 
+  it('an idempotent replay issues a new code: the idempotency record never holds one', async () => {
+    const headers = { 'idempotency-key': 'agent-with-code-1' };
+    const body = { name: 'Replayed bot', customerId: alice.id, policy: agentPolicy() };
+    const first = await p.api.request({ method: 'POST', path: '/agents', body, headers });
+    expect(first.status).toBe(201);
+    const replay = await p.api.request({ method: 'POST', path: '/agents', body, headers });
+    expect(replay.status).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body.agent).toEqual(first.body.agent);
+    expect(replay.body.deviceCode).toMatchObject({ agentId: first.body.agent.id, redeemed: false, code: expect.not.stringMatching(first.body.deviceCode.code) });
+    expectError(await t.anonymous.post(`/agents/device-codes/${first.body.deviceCode.code}/redeem`), 404, 'NOT_FOUND');
+
+    const codeHeaders = { 'idempotency-key': 'agent-code-again-1' };
+    const issued = await p.api.request({ method: 'POST', path: `/agents/${first.body.agent.id}/device-codes`, headers: codeHeaders });
+    const reissued = await p.api.request({ method: 'POST', path: `/agents/${first.body.agent.id}/device-codes`, headers: codeHeaders });
+    expect([issued.status, reissued.status]).toEqual([201, 201]);
+    expect(reissued.body.code).not.toBe(issued.body.code);
+    const records = await t.corridor.database.db.selectFrom('idempotency_keys').select('response').where('key', 'in', [headers['idempotency-key'], codeHeaders['idempotency-key']]).execute();
+    expect(records).toHaveLength(2);
+    for (const code of [first.body.deviceCode.code, replay.body.deviceCode.code, issued.body.code, reissued.body.code]) {
+      expect(JSON.stringify(records)).not.toContain(code);
+    }
+    expect((await t.anonymous.post(`/agents/device-codes/${reissued.body.code}/redeem`)).status).toBe(200);
+  });
+
   it('a deleted agent\'s code is unknown', async () => {
     const { agent, deviceCode } = await createAgent();
     await p.api.delete(`/agents/${agent.id}`);

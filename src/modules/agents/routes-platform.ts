@@ -18,6 +18,8 @@ import {
   DeviceCodeRedeemResponse,
   DeviceCodeStatus,
   RejectRequest,
+  type AgentDeviceCodeView,
+  type AgentView,
 } from './schemas.js';
 
 const AgentId = IdParam('agentId', 'Agent identifier (`Agent:…`).');
@@ -30,10 +32,17 @@ export function agentPlatformRoutes(app: Api, { agents }: Services): void {
     {
       schema: {
         summary: 'Create an agent',
-        description: 'Creates an agent for one customer with its policy, and a one-time device code (valid 24 hours) that the agent software redeems for its access token.',
+        description:
+          'Creates an agent for one customer with its policy, and a one-time device code (valid 24 hours) that the agent software redeems for its access token. A replay under the same Idempotency-Key answers a new code (earlier ones stop working).',
         tags: TAGS,
         body: AgentCreateRequest,
         response: { 201: AgentCreateResponse, ...errors(403, 404) },
+      },
+      config: {
+        oneTimeSecret: {
+          kept: ({ agent }: { agent: AgentView }) => ({ agent }),
+          replay: async (request, { agent }: { agent: AgentView }) => ({ agent, deviceCode: await agents.regenerateDeviceCode(request.ctx, agent.id) }),
+        },
       },
     },
     async (request, reply) => reply.code(201).send(await agents.create(request.ctx, request.body)),
@@ -117,10 +126,17 @@ export function agentPlatformRoutes(app: Api, { agents }: Services): void {
     {
       schema: {
         summary: 'Issue a new device code',
-        description: 'For an agent not yet connected (409 AGENT_ALREADY_CONNECTED otherwise); earlier unredeemed codes stop working.',
+        description:
+          'For an agent not yet connected (409 AGENT_ALREADY_CONNECTED otherwise); earlier unredeemed codes stop working. A replay under the same Idempotency-Key issues another.',
         tags: TAGS,
         params: AgentId,
         response: { 201: AgentDeviceCode, ...errors(404, 409) },
+      },
+      config: {
+        oneTimeSecret: {
+          kept: ({ agentId }: AgentDeviceCodeView) => ({ agentId }),
+          replay: async (request, { agentId }: { agentId: string }) => agents.regenerateDeviceCode(request.ctx, agentId),
+        },
       },
     },
     async (request, reply) => reply.code(201).send(await agents.regenerateDeviceCode(request.ctx, request.params.agentId)),

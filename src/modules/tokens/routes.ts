@@ -1,7 +1,7 @@
 import { errors, IdParam, NoContent } from '../../http/common-schemas.js';
 import { PageOf } from '../../http/pagination.js';
 import type { Api } from '../../http/types.js';
-import { ApiToken, ApiTokenCreate, TokenListQuery } from './schemas.js';
+import { ApiToken, ApiTokenCreate, TokenListQuery, type ApiTokenView } from './schemas.js';
 import type { TokenService } from './service.js';
 
 const TokenId = IdParam('tokenId', 'Token identifier (`Token:…`).');
@@ -12,11 +12,13 @@ export function tokenRoutes(app: Api, tokens: TokenService): void {
     {
       schema: {
         summary: 'Create an API token',
-        description: 'The response carries `clientSecret`, shown this once; only its hash is stored.',
+        description:
+          'The response carries `clientSecret`, shown this once; only its hash is stored. A replay under the same Idempotency-Key answers the token without it.',
         tags: ['API Tokens'],
         body: ApiTokenCreate,
         response: { 201: ApiToken, ...errors(403) },
       },
+      config: { oneTimeSecret: { kept: ({ clientSecret: _secret, ...token }: ApiTokenView) => token } },
     },
     async (request, reply) => reply.code(201).send(await tokens.create(request.ctx, request.body)),
   );

@@ -32,6 +32,22 @@ describe('API tokens', () => {
     expect((await viewer.get('/config')).status).toBe(200);
   });
 
+  it('an idempotent replay answers the token without its secret, which no record keeps', async () => {
+    const headers = { 'idempotency-key': 'token-once-1' };
+    const body = { name: 'replayed', permissions: ['VIEW'] };
+    const created = await a.api.request({ method: 'POST', path: '/tokens', body, headers });
+    expect(created.status).toBe(201);
+    expect(created.body.clientSecret).toMatch(/^[0-9a-f]{48}$/);
+    const replay = await a.api.request({ method: 'POST', path: '/tokens', body, headers });
+    expect(replay.status).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    const { clientSecret, ...token } = created.body;
+    expect(replay.body).toEqual(token);
+    const record = await t.corridor.database.db.selectFrom('idempotency_keys').selectAll().where('key', '=', headers['idempotency-key']).executeTakeFirstOrThrow();
+    expect(JSON.stringify(record)).not.toContain(clientSecret);
+    expect((await a.api.get('/tokens', { name: 'replayed' })).body.totalCount).toBe(1);
+  });
+
   it('enforces permissions: a VIEW token cannot manage', async () => {
     const created = await a.api.post('/tokens', { name: 'viewer', permissions: ['VIEW'] });
     const viewer = apiClient(t.corridor, { clientId: created.body.clientId, clientSecret: created.body.clientSecret });
