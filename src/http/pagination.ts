@@ -53,7 +53,7 @@ function decodeCursor(cursor: string): CursorPosition {
   } catch {
     // fall through
   }
-  throw invalidInput('cursor', 'cursor is not one this API returned', 'format');
+  throw invalidInput('querystring.cursor', 'cursor is not one this API returned', 'format');
 }
 
 export interface KeysetOptions {

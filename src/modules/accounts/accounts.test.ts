@@ -224,7 +224,7 @@ describe('GET /customers/internal-accounts and /platform/internal-accounts', () 
     expectError(await p.api.get('/customers/internal-accounts', { type: 'SAVINGS' }), 400, 'INVALID_INPUT', 'querystring.type', 'enum');
     expectError(await p.api.get('/customers/internal-accounts', { currency: 'us' }), 400, 'INVALID_INPUT', 'querystring.currency', 'pattern');
     expectError(await p.api.get('/platform/internal-accounts', { limit: 101 }), 400, 'INVALID_INPUT', 'querystring.limit', 'maximum');
-    expectError(await p.api.get('/platform/internal-accounts', { cursor: 'x' }), 400, 'INVALID_INPUT', 'cursor', 'format');
+    expectError(await p.api.get('/platform/internal-accounts', { cursor: 'x' }), 400, 'INVALID_INPUT', 'querystring.cursor', 'format');
   });
 
   it('never shows another platform\'s accounts', async () => {

@@ -282,7 +282,7 @@ describe('GET /customers', () => {
     expectError(await c.api.get('/customers', { customerType: 'ROBOT' }), 400, 'INVALID_INPUT', 'querystring.customerType', 'enum');
     expectError(await c.api.get('/customers', { createdAfter: 'yesterday' }), 400, 'INVALID_INPUT', 'querystring.createdAfter', 'format');
     expectError(await c.api.get('/customers', { limit: 0 }), 400, 'INVALID_INPUT', 'querystring.limit', 'minimum');
-    expectError(await c.api.get('/customers', { cursor: 'garbage' }), 400, 'INVALID_INPUT', 'cursor', 'format');
+    expectError(await c.api.get('/customers', { cursor: 'garbage' }), 400, 'INVALID_INPUT', 'querystring.cursor', 'format');
     expectError(await c.api.get('/customers', { isIncludingDeleted: 'maybe' }), 400, 'INVALID_INPUT', 'querystring.isIncludingDeleted', 'type');
   });
 

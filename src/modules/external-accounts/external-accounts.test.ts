@@ -328,7 +328,7 @@ describe('get, list, delete', () => {
     const limit = await a.api.get('/customers/external-accounts', { limit: 0 });
     expectError(limit, 400, 'INVALID_INPUT');
     expect(limit.body.details.errors[0]).toMatchObject({ field: 'querystring.limit', constraint: 'minimum' });
-    expect((await a.api.get('/platform/external-accounts', { cursor: 'garbage' })).body.details.errors[0].field).toBe('cursor');
+    expect((await a.api.get('/platform/external-accounts', { cursor: 'garbage' })).body.details.errors[0].field).toBe('querystring.cursor');
     expect((await a.api.get('/customers/external-accounts', { currency: 'usd' })).body.details.errors[0].field).toBe('querystring.currency');
   });
 

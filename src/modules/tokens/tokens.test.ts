@@ -116,7 +116,7 @@ describe('API tokens', () => {
 
     const badCursor = await a.api.get('/tokens', { cursor: 'not-a-cursor' });
     expect(badCursor.status).toBe(400);
-    expect(badCursor.body.details.errors[0].field).toBe('cursor');
+    expect(badCursor.body.details.errors[0].field).toBe('querystring.cursor');
 
     const badLimit = await a.api.get('/tokens', { limit: 101 });
     expect(badLimit.status).toBe(400);
