@@ -98,6 +98,11 @@ describe('corridor ledger verify', () => {
     expect(code).toBe(1);
     expect(errors.join('\n')).toContain(`no database in ${missing}`);
     expect(existsSync(missing)).toBe(false);
+
+    const inMemory: string[] = [];
+    const memoryCode = await runCli(['ledger', 'verify'], { out: () => {}, err: (l) => inMemory.push(l), env: { DATA_DIR: 'memory', LOG_LEVEL: 'silent' } });
+    expect(memoryCode).toBe(1);
+    expect(inMemory.join('\n')).toContain('no database in memory');
   });
 
   it('passes on a consistent ledger and exits 1 naming a drifted account', async () => {

@@ -49,11 +49,13 @@ function out(line = ''): void {
 
 /**
  * Runs a command against the database and services, without the HTTP app or workers. With
- * `existing`, an embedded database must already be there: a mistyped DATA_DIR would otherwise
- * open a new, empty one and report on that (a ledger with nothing wrong in it, say).
+ * `existing`, an embedded database must already be there: a mistyped DATA_DIR (or
+ * DATA_DIR=memory, new in every process) would otherwise open a new, empty one and report on that
+ * (a ledger with nothing wrong in it, say).
  */
 async function withCorridor<T>(config: Config, work: (corridor: CorridorCore) => Promise<T>, options: { existing?: boolean } = {}): Promise<T> {
-  if (options.existing && !config.databaseUrl && config.dataDir !== 'memory' && !existsSync(join(config.dataDir, 'pglite'))) {
+  const embedded = !config.databaseUrl;
+  if (options.existing && embedded && (config.dataDir === 'memory' || !existsSync(join(config.dataDir, 'pglite')))) {
     throw new Error(`no database in ${config.dataDir}: set DATA_DIR to the directory the server uses (or DATABASE_URL)`);
   }
   const corridor = await createCore({ config: { ...config, logLevel: 'error' } });
