@@ -380,7 +380,7 @@ describe('POST /quotes/{quoteId}/execute', () => {
     await advance(p, 2);
     const after = await state(quote);
     expect(after.quote.status).toBe('EXPIRED');
-    expect(after.tx.status).toBe('EXPIRED');
+    expect(after.tx).toMatchObject({ status: 'EXPIRED', failureReason: 'QUOTE_EXPIRED' });
     expect(after.events).toEqual([`${P}PENDING`, `${P}EXPIRED`]);
     expectError(await p.api.post(`/quotes/${quote.id}/execute`), 409, 'QUOTE_EXPIRED');
     expect(await balances(t, account)).toEqual({ available: FUNDS, posted: FUNDS });

@@ -48,6 +48,8 @@ type ApprovalFailure = Extract<FailureReason, 'PAYMENT_APPROVAL_TIMED_OUT' | 'PA
  */
 export const APPROVAL_DEADLINE_MS = 5_000;
 const DEADLINE_JOB = 'incoming.approval-deadline';
+/** The reject call allows this many characters; a webhook answer's reason is cut to it. */
+const REJECTION_REASON_LENGTH = 500;
 
 /**
  * Incoming payments to an internal account. A platform with a webhook endpoint decides: the
@@ -127,7 +129,8 @@ export function createIncomingPayments(deps: IncomingPaymentDeps) {
       });
     }
     if (decision.kind === 'reject') {
-      return transactions.transition(trx, platform, id, 'REJECTED', { awaitingApproval: false, failureDetail: 'PLATFORM_REJECTED' });
+      const rejectionReason = decision.reason?.slice(0, REJECTION_REASON_LENGTH) ?? null;
+      return transactions.transition(trx, platform, id, 'REJECTED', { awaitingApproval: false, failureDetail: 'PLATFORM_REJECTED', rejectionReason });
     }
     return transactions.transition(trx, platform, id, 'FAILED', { awaitingApproval: false, failureReason: decision.failureReason });
   }

@@ -37,6 +37,7 @@ declare module '../../db/schema.js' {
       payment_instructions: Json<PaymentInstructions[]> | null;
       failure_reason: FailureReason | null;
       failure_detail: FailureDetail | null;
+      rejection_reason: WithDefault<string | null>;
       refund: Json<Refund> | null;
       agent_id: string | null;
       awaiting_approval: WithDefault<boolean>;
@@ -70,6 +71,7 @@ export interface TransactionRecord {
   paymentInstructions: PaymentInstructions[] | null;
   failureReason: FailureReason | null;
   failureDetail: FailureDetail | null;
+  rejectionReason: string | null;
   refund: Refund | null;
   agentId: string | null;
   awaitingApproval: boolean;
@@ -104,6 +106,7 @@ export function toRecord(row: Row): TransactionRecord {
     paymentInstructions: row.payment_instructions,
     failureReason: row.failure_reason,
     failureDetail: row.failure_detail,
+    rejectionReason: row.rejection_reason,
     refund: row.refund,
     agentId: row.agent_id,
     awaitingApproval: row.awaiting_approval,
@@ -157,6 +160,7 @@ export function transactionInsert(t: TransactionRecord) {
 export interface TransitionPatch {
   failureReason?: FailureReason | null;
   failureDetail?: FailureDetail | null;
+  rejectionReason?: string | null;
   settledAt?: Date | null;
   refund?: Refund | null;
   awaitingApproval?: boolean;
@@ -189,6 +193,7 @@ export function statusUpdate(
       updated_at: at,
       ...(patch.failureReason !== undefined && { failure_reason: patch.failureReason }),
       ...(patch.failureDetail !== undefined && { failure_detail: patch.failureDetail }),
+      ...(patch.rejectionReason !== undefined && { rejection_reason: patch.rejectionReason }),
       ...(patch.settledAt !== undefined && { settled_at: patch.settledAt }),
       ...(patch.refund !== undefined && { refund: patch.refund && toJson(patch.refund) }),
       ...(patch.awaitingApproval !== undefined && { awaiting_approval: patch.awaitingApproval }),
@@ -228,8 +233,12 @@ export interface ListScope {
 export async function listTransactions(ex: Executor, platformId: string, q: TransactionListQuery, scope: ListScope = {}) {
   let base = ex.selectFrom('transactions').selectAll().where('platform_id', '=', platformId);
   if (scope.customerId) base = base.where('customer_id', '=', scope.customerId);
+  // The platform's own payments store no customer; the API shows the platform's id in both fields.
   if (q.customerId) base = q.customerId === platformId ? base.where('customer_id', 'is', null) : base.where('customer_id', '=', q.customerId);
-  if (q.platformCustomerId) base = base.where('platform_customer_id', '=', q.platformCustomerId);
+  if (q.platformCustomerId) {
+    const id = q.platformCustomerId;
+    base = id === platformId ? base.where('platform_customer_id', 'is', null) : base.where('platform_customer_id', '=', id);
+  }
   if (q.accountIdentifier) {
     const id = q.accountIdentifier;
     base = base.where((eb) => eb.or([eb('source_identifier', '=', id), eb('destination_identifier', '=', id)]));

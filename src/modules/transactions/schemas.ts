@@ -15,7 +15,7 @@ const Money = (description: string) =>
 
 export const TransactionStatusSchema = StringEnum(TRANSACTION_STATUSES, {
   description:
-    'CREATED: lookup made; PENDING: quoted or awaiting funds/approval; PROCESSING: funded and under way; COMPLETED: delivered; REJECTED: refused by the receiver; FAILED: did not complete (see failureReason); REFUNDED: could not complete and the funds were returned; EXPIRED: the quote expired unexecuted.',
+    'CREATED: in the enum for compatibility; Corridor starts every transaction at PENDING or later. PENDING: quoted or awaiting funds/approval; PROCESSING: funded and under way; COMPLETED: delivered; REJECTED: refused by the receiver; FAILED: did not complete (see failureReason); REFUNDED: could not complete and the funds were returned; EXPIRED: the quote expired unexecuted.',
 });
 export const TransactionTypeSchema = StringEnum(['INCOMING', 'OUTGOING'], {
   description: 'INCOMING: money arriving to a customer or the platform; OUTGOING: money leaving.',
@@ -100,9 +100,12 @@ export const Transaction = Type.Object(
       ),
     ),
     rateDetails: Type.Optional(RateDetails),
-    failureReason: Type.Optional(StringEnum(FAILURE_REASONS, { description: 'Why the payment failed (failed payments only).' })),
+    failureReason: Type.Optional(StringEnum(FAILURE_REASONS, { description: 'Why the payment ended without completing: on FAILED and REJECTED payments, and QUOTE_EXPIRED on EXPIRED ones.' })),
     failureDetail: Type.Optional(
       StringEnum(FAILURE_DETAILS, { description: 'Corridor extension: what the rail reported, finer than failureReason.' }),
+    ),
+    rejectionReason: Type.Optional(
+      Type.String({ description: 'Corridor extension: the reason the platform gave when it refused this incoming payment (reject call or webhook answer).' }),
     ),
   },
   { title: 'Transaction' },

@@ -24,9 +24,12 @@ export interface TransactionServiceDeps {
 /** What a new transaction needs; ids, reference and timestamps are filled in. */
 export type NewTransaction = Omit<
   TransactionRecord,
-  'id' | 'platformId' | 'reference' | 'createdAt' | 'updatedAt' | 'awaitingApproval' | 'failureReason' | 'failureDetail' | 'refund' | 'settledAt'
+  'id' | 'platformId' | 'reference' | 'createdAt' | 'updatedAt' | 'awaitingApproval' | 'failureReason' | 'failureDetail' | 'rejectionReason' | 'refund' | 'settledAt'
 > &
   Partial<Pick<TransactionRecord, 'awaitingApproval' | 'failureReason' | 'failureDetail' | 'refund' | 'settledAt' | 'id'>>;
+
+/** Statuses that show why the payment ended (an expired quote's transaction says QUOTE_EXPIRED). */
+const SHOWS_FAILURE_REASON: ReadonlySet<TransactionStatus> = new Set(['FAILED', 'REJECTED', 'EXPIRED']);
 
 export function presentTransaction(t: TransactionRecord, platformId: string): TransactionView {
   const money = (amount: number, code: string) => ({ amount, currency: currency(code) });
@@ -53,8 +56,9 @@ export function presentTransaction(t: TransactionRecord, platformId: string): Tr
     ...(t.counterpartyInformation && { counterpartyInformation: t.counterpartyInformation }),
     ...(t.status !== 'CREATED' && { reconciliationInstructions: { reference: t.reference } }),
     ...(t.rateDetails && { rateDetails: t.rateDetails }),
-    ...(t.failureReason && (t.status === 'FAILED' || t.status === 'REJECTED') && { failureReason: t.failureReason }),
+    ...(t.failureReason && SHOWS_FAILURE_REASON.has(t.status) && { failureReason: t.failureReason }),
     ...(t.failureDetail && t.status !== 'COMPLETED' && { failureDetail: t.failureDetail }),
+    ...(t.rejectionReason && t.status === 'REJECTED' && { rejectionReason: t.rejectionReason }),
   };
 }
 
@@ -132,6 +136,7 @@ export function createTransactionService({ database, clock }: TransactionService
       awaitingApproval: false,
       failureReason: null,
       failureDetail: null,
+      rejectionReason: null,
       refund: null,
       settledAt: null,
       ...draft,

@@ -92,7 +92,7 @@ describe('incoming payments', () => {
   it('403 rejects without crediting', async () => {
     const before = await balanceOf(erin.usd);
     const record = await receiveAnswered(400, { status: 403, body: { reason: 'RESTRICTED_JURISDICTION' } });
-    expect(await statusOf(record.id)).toMatchObject({ status: 'REJECTED', failureDetail: 'PLATFORM_REJECTED' });
+    expect(await statusOf(record.id)).toMatchObject({ status: 'REJECTED', failureDetail: 'PLATFORM_REJECTED', rejectionReason: 'RESTRICTED_JURISDICTION' });
     expect(await balanceOf(erin.usd)).toBe(before);
   });
 
@@ -122,6 +122,7 @@ describe('incoming payments', () => {
     const rejected = await approving.api.request({ method: 'POST', path: `/transactions/${rejectedLater.id}/reject` });
     expect(rejected.status).toBe(200);
     expect(rejected.body).toMatchObject({ status: 'REJECTED', failureDetail: 'PLATFORM_REJECTED' });
+    expect(rejected.body).not.toHaveProperty('rejectionReason');
     expect(await balanceOf(erin.usd)).toBe(before + 200);
   });
 
@@ -129,7 +130,8 @@ describe('incoming payments', () => {
     const before = await balanceOf(erin.usd);
     const record = await receiveAnswered(300, { status: 202 });
     const rejected = await approving.api.post(`/transactions/${record.id}/reject`, { reason: 'unknown sender' });
-    expect(rejected.body).toMatchObject({ status: 'REJECTED', failureDetail: 'PLATFORM_REJECTED' });
+    expect(rejected.body).toMatchObject({ status: 'REJECTED', failureDetail: 'PLATFORM_REJECTED', rejectionReason: 'unknown sender' });
+    expect((await statusOf(record.id)).rejectionReason).toBe('unknown sender');
     expect(await balanceOf(erin.usd)).toBe(before);
   });
 

@@ -181,6 +181,10 @@ describe('POST /transfer-out on the sandbox rail', () => {
     const destination = await externalAccount(p, undefined, '001');
     const body = expectCreated(await p.api.post('/transfer-out', { source: { accountId: own }, destination: { accountId: destination }, amount: 10_000 }));
     expect(body).toMatchObject({ status: 'PROCESSING', customerId: p.platform.id, platformCustomerId: p.platform.id });
+    for (const filter of ['customerId', 'platformCustomerId']) {
+      const listed = (await p.api.get('/transactions', { [filter]: p.platform.id, limit: 100 })).body.data.map((x: { id: string }) => x.id);
+      expect(listed).toEqual([body.id]);
+    }
     await advance(1);
     expect((await getTx(body.id)).status).toBe('COMPLETED');
     expect(await balance(own)).toEqual({ available: 0, total: 0 });
