@@ -137,6 +137,6 @@ export const ApprovePayment = Type.Object(
   { additionalProperties: false },
 );
 export const RejectPayment = Type.Object(
-  { reason: Type.Optional(Type.String({ maxLength: 500, description: 'Why the payment is refused (for your records).' })) },
+  { reason: Type.Optional(Type.String({ maxLength: 500, description: 'Why the payment is refused (for your records); shown as the transaction\'s rejectionReason.' })) },
   { additionalProperties: false },
 );
