@@ -193,6 +193,28 @@ describe('ledger transfers', () => {
     expect((await ledger().balances(db(), [account])).get(account)?.available).toBe(500);
   });
 
+  it('refuses a balance the API could not show exactly (above 2^53 - 1), pending credits included', async () => {
+    const account = await funded(9_000_000_000_000_000);
+    const fund = (amount: number) => p.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount });
+    const full = await fund(Number.MAX_SAFE_INTEGER - 9_000_000_000_000_000);
+    expect(full.status).toBe(200);
+    expect(full.body.balance.amount).toBe(Number.MAX_SAFE_INTEGER);
+    const over = await fund(1);
+    expect(over.status).toBe(400);
+    expect(over.body.code).toBe('AMOUNT_OUT_OF_RANGE');
+    expect((await ledger().balances(db(), [account])).get(account)).toMatchObject({ available: Number.MAX_SAFE_INTEGER, posted: Number.MAX_SAFE_INTEGER });
+
+    const rail = await ledger().systemAccount(p.platform.id, 'USD', 'RAIL_SETTLEMENT');
+    const hold = (debit: string, credit: string, id: string) =>
+      db().transaction().execute((trx) => ledger().record(trx, p.platform, [{ debit, credit, amount: 1_000, pending: true, code: 'PAYOUT' }], id));
+    await hold(account, rail, 'Transaction:limit-out');
+    await expect(hold(rail, account, 'Transaction:limit-in')).rejects.toMatchObject({ code: 'AMOUNT_OUT_OF_RANGE', status: 400 });
+    await db().transaction().execute((trx) => ledger().resolve(trx, p.platform, { transactionId: 'Transaction:limit-out' }, 'POST'));
+    await hold(rail, account, 'Transaction:limit-in');
+    await expect(hold(rail, account, 'Transaction:limit-in-2')).rejects.toMatchObject({ code: 'AMOUNT_OUT_OF_RANGE' });
+    expect((await ledger().verify(db(), p.platform.id)).problems).toEqual([]);
+  });
+
   it('refuses legs across currencies or platforms', async () => {
     const usd = await funded(500);
     const eur = await newAccount(p, 'EUR');
