@@ -205,6 +205,24 @@ describe('/openapi.json', () => {
     for (const [name, schema] of Object.entries<any>(doc.components?.schemas ?? {})) visit(schema, `#/components/schemas/${name}`);
     expect(missing).toEqual([]);
   });
+
+  it('documents 401, 403 and 429 on every authenticated operation', async () => {
+    const { body: doc } = await t.anonymous.get('/openapi.json');
+    const undocumented: string[] = [];
+    let open = 0;
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        const codes = Object.keys(op.responses ?? {});
+        if (!path.startsWith('/2025-10-13/') || op.security?.length === 0) {
+          open++;
+          continue;
+        }
+        for (const code of ['401', '403', '429']) if (!codes.includes(code)) undocumented.push(`${method.toUpperCase()} ${path}: ${code}`);
+      }
+    }
+    expect(open).toBeGreaterThan(0);
+    expect(undocumented).toEqual([]);
+  });
 });
 
 describe('request bodies', () => {

@@ -26,7 +26,7 @@ import { walletRoutes } from '../modules/wallets/routes.js';
 import { webhookRoutes } from '../modules/webhooks/routes.js';
 import { umaProtocolRoutes, umaRoutes } from '../modules/uma/routes.js';
 import type { CoreDeps, Services } from '../services.js';
-import { installAuth } from './auth.js';
+import { documentAuthErrors, installAuth } from './auth.js';
 import { ErrorEnvelope } from './common-schemas.js';
 import { installReadCoalescing } from './coalescing.js';
 import { installErrorHandling } from './errors.js';
@@ -118,7 +118,7 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
       security: [{ BasicAuth: [] }],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
-    transform: ({ schema, url, route }) => ({ schema: documentIdempotencyKey(schema, route) as never, url }),
+    transform: ({ schema, url, route }) => ({ schema: documentAuthErrors(documentIdempotencyKey(schema, route), route, API_PREFIX) as never, url }),
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 

@@ -1,5 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import { ServiceError } from '../core/errors.js';
+import { errors } from './common-schemas.js';
 import type { Platform, PlatformService } from '../modules/platform/service.js';
 import type { Permission } from '../modules/tokens/schemas.js';
 import type { TokenService } from '../modules/tokens/service.js';
@@ -117,4 +118,16 @@ export function installAuth(
       throw error;
     }
   });
+}
+
+/**
+ * For the OpenAPI document: every authenticated route of the API can answer 403 (the token lacks
+ * the permission, or the agent's policy refuses) and 429 (too many failed authentications from
+ * the caller's address), whether or not the route lists them.
+ */
+export function documentAuthErrors(schema: FastifySchema | undefined, route: RouteOptions, prefix: string): FastifySchema | undefined {
+  const auth = (route.config as { auth?: RouteAuth } | undefined)?.auth ?? 'basic';
+  if (!schema?.response || auth === 'none' || !route.url.startsWith(`${prefix}/`)) return schema;
+  const { 403: forbidden, 429: limited } = errors(403, 429);
+  return { ...schema, response: { 403: forbidden, 429: limited, ...(schema.response as object) } };
 }
