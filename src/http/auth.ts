@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest, FastifySchema, RouteOptions } fro
 import { ServiceError } from '../core/errors.js';
 import { errors } from './common-schemas.js';
 import type { Platform, PlatformService } from '../modules/platform/service.js';
-import type { Permission } from '../modules/tokens/schemas.js';
+import { grants, type Permission } from '../modules/tokens/schemas.js';
 import type { TokenService } from '../modules/tokens/service.js';
 
 /** Who is calling: a platform API token, or an agent acting for one customer. */
@@ -29,15 +29,14 @@ declare module 'fastify' {
   }
 }
 
+/** The permissions of the calling token (none for an agent), for operations that delegate them. */
+export function heldBy(request: FastifyRequest): readonly Permission[] {
+  return request.principal.kind === 'token' ? request.principal.permissions : [];
+}
+
 /** Failed attempts per client address before further attempts are refused for a while. */
 const FAILURE_LIMIT = 20;
 const FAILURE_WINDOW_MS = 60_000;
-
-function grants(held: Permission[], needed: Permission): boolean {
-  if (held.includes(needed)) return true;
-  // Moving money and managing both include seeing.
-  return needed === 'VIEW' && (held.includes('TRANSACT') || held.includes('MANAGE'));
-}
 
 function unauthorized(message: string): ServiceError {
   return new ServiceError('UNAUTHORIZED', message, { headers: { 'www-authenticate': 'Basic realm="corridor"' } });

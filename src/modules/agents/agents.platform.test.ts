@@ -95,6 +95,24 @@ describe('POST /agents', () => {
     expectError(await viewer.post('/agents', { name: 'x', customerId: alice.id, policy: agentPolicy() }), 403, 'PERMISSION_DENIED');
     expect((await viewer.get('/agents')).status).toBe(200);
   });
+
+  it('a token without TRANSACT can give or leave an agent no permission that moves money', async () => {
+    const token = await p.api.post('/tokens', { name: 'manager', permissions: ['MANAGE'] });
+    const manager = apiClient(t.corridor, { clientId: token.body.clientId, clientSecret: token.body.clientSecret });
+    for (const moving of ['CREATE_TRANSFERS', 'EXECUTE_QUOTES']) {
+      const refused = await manager.post('/agents', { name: 'mover', customerId: alice.id, policy: agentPolicy({ permissions: ['VIEW_TRANSACTIONS', moving] }) });
+      expectError(refused, 403, 'PERMISSION_DENIED');
+      expect(refused.body.details).toEqual({ requiredPermissions: ['TRANSACT'] });
+    }
+    const reader = await manager.post('/agents', { name: 'reader', customerId: alice.id, policy: agentPolicy({ permissions: ['VIEW_TRANSACTIONS', 'CREATE_QUOTES'] }) });
+    expect(reader.status).toBe(201);
+    expectError(await manager.patch(`/agents/${reader.body.agent.id}/policy`, { permissions: ['EXECUTE_QUOTES'] }), 403, 'PERMISSION_DENIED');
+    const mover = await p.api.post('/agents', { name: 'mover', customerId: alice.id, policy: agentPolicy() });
+    expectError(await manager.patch(`/agents/${mover.body.agent.id}/policy`, { spendingLimits: { perTransactionLimit: 90_000 } }), 403, 'PERMISSION_DENIED');
+    const narrowed = await manager.patch(`/agents/${mover.body.agent.id}/policy`, { permissions: ['VIEW_TRANSACTIONS'] });
+    expect(narrowed.status).toBe(200);
+    expect(narrowed.body.policy.permissions).toEqual(['VIEW_TRANSACTIONS']);
+  });
 });
 
 describe('GET /agents and /agents/{agentId}', () => {

@@ -10,6 +10,8 @@ import { Dec } from '../rates/decimal.js';
 
 export const AGENT_PERMISSIONS = ['VIEW_TRANSACTIONS', 'CREATE_TRANSFERS', 'CREATE_QUOTES', 'EXECUTE_QUOTES', 'MANAGE_EXTERNAL_ACCOUNTS'] as const;
 export type AgentPermission = (typeof AGENT_PERMISSIONS)[number];
+/** The permissions with which an agent moves money (the rest read, or manage payees). */
+export const MONEY_PERMISSIONS: readonly AgentPermission[] = ['CREATE_TRANSFERS', 'EXECUTE_QUOTES'];
 
 export const EXECUTION_MODES = ['AUTO', 'APPROVAL_REQUIRED'] as const;
 export type ExecutionMode = (typeof EXECUTION_MODES)[number];

@@ -1,3 +1,4 @@
+import { heldBy } from '../../http/auth.js';
 import { errors, IdParam, NoContent } from '../../http/common-schemas.js';
 import { PageOf } from '../../http/pagination.js';
 import type { Api } from '../../http/types.js';
@@ -45,7 +46,7 @@ export function agentPlatformRoutes(app: Api, { agents }: Services): void {
         },
       },
     },
-    async (request, reply) => reply.code(201).send(await agents.create(request.ctx, request.body)),
+    async (request, reply) => reply.code(201).send(await agents.create(request.ctx, request.body, heldBy(request))),
   );
 
   app.get(
@@ -118,7 +119,7 @@ export function agentPlatformRoutes(app: Api, { agents }: Services): void {
         response: { 200: Agent, ...errors(404) },
       },
     },
-    async (request) => agents.updatePolicy(request.ctx, request.params.agentId, request.body),
+    async (request) => agents.updatePolicy(request.ctx, request.params.agentId, request.body, heldBy(request)),
   );
 
   app.post(

@@ -17,7 +17,8 @@ import { createActions, FAILED_PAYMENT } from './actions.js';
 import * as actionsRepo from './actions-repository.js';
 import { createDeviceCodes } from './device-codes.js';
 import { createAgentOperations } from './operations.js';
-import { converter, type AgentPolicy, type Converter } from './policy.js';
+import { grants, type Permission } from '../tokens/schemas.js';
+import { converter, MONEY_PERMISSIONS, type AgentPolicy, type Converter } from './policy.js';
 import { mergePolicy, normalizePolicy, policyAccountIds, policyProblems, throwProblems } from './policy-input.js';
 import * as repo from './repository.js';
 import type { AgentRow } from './repository.js';
@@ -99,10 +100,24 @@ export function createAgentService(deps: AgentServiceDeps) {
     throwProblems(problems);
   }
 
+  /**
+   * An agent that may move money acts with the caller's TRANSACT: a token without it can neither
+   * give an agent such a policy nor change one (a token delegates only what it holds).
+   */
+  function checkDelegation(policy: AgentPolicy, held: readonly Permission[]): void {
+    const moving = policy.permissions.filter((p) => MONEY_PERMISSIONS.includes(p));
+    if (moving.length > 0 && !grants(held, 'TRANSACT')) {
+      throw new ServiceError('PERMISSION_DENIED', `an agent with ${moving.join(' or ')} moves money: its policy needs a token with TRANSACT`, {
+        details: { requiredPermissions: ['TRANSACT'] },
+      });
+    }
+  }
+
   /** POST /agents: the agent and its first device code. */
-  async function create(ctx: Ctx, input: AgentCreateRequest): Promise<{ agent: AgentView; deviceCode: AgentDeviceCodeView }> {
+  async function create(ctx: Ctx, input: AgentCreateRequest, held: readonly Permission[]): Promise<{ agent: AgentView; deviceCode: AgentDeviceCodeView }> {
     const customer = await deps.customers.requireCustomer(database.db, ctx.platform.id, input.customerId);
     const policy = normalizePolicy(input.policy);
+    checkDelegation(policy, held);
     await checkPolicy(ctx, policy, customer.id, 'policy.');
     const now = clock.now(ctx.platform);
     const row: AgentRow = {
@@ -149,7 +164,7 @@ export function createAgentService(deps: AgentServiceDeps) {
   }
 
   /** PATCH /agents/{agentId}/policy: merged into the current policy under the agent's row lock. */
-  async function updatePolicy(ctx: Ctx, id: string, patch: AgentPolicyUpdateRequest): Promise<AgentView> {
+  async function updatePolicy(ctx: Ctx, id: string, patch: AgentPolicyUpdateRequest, held: readonly Permission[]): Promise<AgentView> {
     const current = await requireAgent(database.db, ctx.platform.id, id);
     const { usdPrices } = await deps.rates.getRates();
     // A new limit currency is checked before the current limits are converted into it.
@@ -162,6 +177,7 @@ export function createAgentService(deps: AgentServiceDeps) {
     const view = await ctx.tx(async (trx) => {
       const locked = await requireAgent(trx, ctx.platform.id, id, true);
       const policy = mergePolicy(locked.policy, patch, convert);
+      checkDelegation(policy, held);
       const row = await repo.updateAgent(trx, ctx.platform.id, id, { policy }, clock.now(ctx.platform));
       return viewOf(trx, ctx.platform, row!);
     });

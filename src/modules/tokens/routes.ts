@@ -1,3 +1,4 @@
+import { heldBy } from '../../http/auth.js';
 import { errors, IdParam, NoContent } from '../../http/common-schemas.js';
 import { PageOf } from '../../http/pagination.js';
 import type { Api } from '../../http/types.js';
@@ -13,14 +14,14 @@ export function tokenRoutes(app: Api, tokens: TokenService): void {
       schema: {
         summary: 'Create an API token',
         description:
-          'The response carries `clientSecret`, shown this once; only its hash is stored. A replay under the same Idempotency-Key answers the token without it.',
+          'The response carries `clientSecret`, shown this once; only its hash is stored. A replay under the same Idempotency-Key answers the token without it. A token grants at most what the calling token holds (403 PERMISSION_DENIED otherwise).',
         tags: ['API Tokens'],
         body: ApiTokenCreate,
         response: { 201: ApiToken, ...errors(403) },
       },
       config: { oneTimeSecret: { kept: ({ clientSecret: _secret, ...token }: ApiTokenView) => token } },
     },
-    async (request, reply) => reply.code(201).send(await tokens.create(request.ctx, request.body)),
+    async (request, reply) => reply.code(201).send(await tokens.create(request.ctx, request.body, heldBy(request))),
   );
 
   app.get(

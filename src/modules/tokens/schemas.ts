@@ -5,6 +5,12 @@ import { PageQuery } from '../../http/pagination.js';
 export const PERMISSIONS = ['VIEW', 'TRANSACT', 'MANAGE'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
+/** Whether `held` allows what `needed` does: moving money and managing both include seeing. */
+export function grants(held: readonly Permission[], needed: Permission): boolean {
+  if (held.includes(needed)) return true;
+  return needed === 'VIEW' && (held.includes('TRANSACT') || held.includes('MANAGE'));
+}
+
 export const PermissionSchema = StringEnum(PERMISSIONS, {
   description: 'VIEW reads everything; TRANSACT also moves money; MANAGE also changes configuration, tokens, customers and accounts.',
 });

@@ -7,7 +7,7 @@ import type { Database, Executor } from '../../db/database.js';
 import type { Page } from '../../http/pagination.js';
 import * as repo from './repository.js';
 import type { TokenRow } from './repository.js';
-import type { ApiTokenCreate, ApiTokenView, Permission, TokenListQuery } from './schemas.js';
+import { grants, type ApiTokenCreate, type ApiTokenView, type Permission, type TokenListQuery } from './schemas.js';
 
 export interface AuthenticatedToken {
   tokenId: string;
@@ -119,7 +119,16 @@ export function createTokenService({ database, clock }: TokenServiceDeps) {
     ensureSecret,
     /** Creates a token inside the caller's transaction (platform bootstrap uses preset credentials). */
     issue,
-    create: (ctx: ServiceContext, input: ApiTokenCreate) => ctx.tx((trx) => issue(trx, ctx.platform, input)),
+    /** POST /tokens: a token grants at most what the token creating it holds (`held`). */
+    create: (ctx: ServiceContext, input: ApiTokenCreate, held: readonly Permission[]) => {
+      const beyond = input.permissions.filter((p) => !grants(held, p));
+      if (beyond.length > 0) {
+        throw new ServiceError('PERMISSION_DENIED', `a token can grant only what the token creating it holds; this one lacks ${beyond.join(', ')}`, {
+          details: { requiredPermissions: beyond },
+        });
+      }
+      return ctx.tx((trx) => issue(trx, ctx.platform, input));
+    },
     authenticate,
     get,
     list,

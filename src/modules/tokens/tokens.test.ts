@@ -56,6 +56,18 @@ describe('API tokens', () => {
     expect(denied.body).toMatchObject({ status: 403, code: 'PERMISSION_DENIED' });
   });
 
+  it('a token grants at most what the token creating it holds', async () => {
+    const created = await a.api.post('/tokens', { name: 'manager', permissions: ['MANAGE'] });
+    const manager = apiClient(t.corridor, { clientId: created.body.clientId, clientSecret: created.body.clientSecret });
+    const escalated = await manager.post('/tokens', { name: 'mover', permissions: ['VIEW', 'TRANSACT'] });
+    expect(escalated.status).toBe(403);
+    expect(escalated.body).toMatchObject({ code: 'PERMISSION_DENIED', details: { requiredPermissions: ['TRANSACT'] } });
+    expect((await a.api.get('/tokens', { name: 'mover' })).body.data).toEqual([]);
+    const within = await manager.post('/tokens', { name: 'manager-2', permissions: ['VIEW', 'MANAGE'] });
+    expect(within.status).toBe(201);
+    expect((await a.api.post('/tokens', { name: 'mover', permissions: ['TRANSACT'] })).status).toBe(201);
+  });
+
   it('a deleted token stops working at once', async () => {
     const created = await a.api.post('/tokens', { name: 'temp', permissions: ['VIEW', 'MANAGE'] });
     const temp = apiClient(t.corridor, { clientId: created.body.clientId, clientSecret: created.body.clientSecret });
