@@ -70,6 +70,13 @@ describe('error envelope', () => {
       expect(blocked.status).toBe(429);
       expect(blocked.body.code).toBe('RATE_LIMITED');
       expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+      // Counted per credential id: the same address with a working token is not locked out.
+      const platform = await limited.createPlatform();
+      expect((await platform.api.get('/config')).status).toBe(200);
+      const wrongSecret = apiClient(limited.corridor, { clientId: platform.credentials.clientId, clientSecret: 'z'.repeat(20) });
+      for (let i = 0; i < 20; i++) expect((await wrongSecret.get('/config')).status).toBe(401);
+      expect((await wrongSecret.get('/config')).status).toBe(429);
+      expect((await platform.api.get('/config')).status).toBe(429);
     } finally {
       await limited.close();
     }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import { ServiceError } from '../core/errors.js';
+import { addressKey, createFailureLimiter } from '../core/failure-limiter.js';
 import { errors } from './common-schemas.js';
 import type { Platform, PlatformService } from '../modules/platform/service.js';
 import { grants, type Permission } from '../modules/tokens/schemas.js';
@@ -34,9 +35,16 @@ export function heldBy(request: FastifyRequest): readonly Permission[] {
   return request.principal.kind === 'token' ? request.principal.permissions : [];
 }
 
-/** Failed attempts per client address before further attempts are refused for a while. */
-const FAILURE_LIMIT = 20;
-const FAILURE_WINDOW_MS = 60_000;
+/** The id part of a Basic or Bearer credential (never its secret), or '-' when there is none. */
+function credentialIdOf(header: string | undefined): string {
+  if (!header) return '-';
+  const [scheme, value = ''] = header.trim().split(/\s+/, 2);
+  if (scheme.toLowerCase() === 'bearer') return /^agt_([0-9a-f]{16})_/.exec(value)?.[1] ?? '-';
+  if (scheme.toLowerCase() !== 'basic') return '-';
+  const decoded = Buffer.from(value, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon > 0 ? decoded.slice(0, Math.min(colon, 200)) : '-';
+}
 
 function unauthorized(message: string): ServiceError {
   return new ServiceError('UNAUTHORIZED', message, { headers: { 'www-authenticate': 'Basic realm="corridor"' } });
@@ -46,31 +54,10 @@ export function installAuth(
   app: FastifyInstance,
   deps: { tokens: TokenService; platforms: PlatformService; agents?: () => AgentAuthenticator | undefined },
 ): void {
-  const failures = new Map<string, { count: number; windowStartMs: number }>();
-
-  function checkNotBlocked(ip: string): void {
-    const entry = failures.get(ip);
-    if (!entry) return;
-    const elapsed = Date.now() - entry.windowStartMs;
-    if (elapsed > FAILURE_WINDOW_MS) {
-      failures.delete(ip);
-      return;
-    }
-    if (entry.count >= FAILURE_LIMIT) {
-      const retryAfter = Math.ceil((FAILURE_WINDOW_MS - elapsed) / 1000);
-      throw new ServiceError('RATE_LIMITED', 'too many failed authentication attempts; wait before retrying', {
-        headers: { 'retry-after': String(retryAfter) },
-      });
-    }
-  }
-
-  function recordFailure(ip: string): void {
-    const entry = failures.get(ip);
-    if (!entry || Date.now() - entry.windowStartMs > FAILURE_WINDOW_MS) {
-      if (failures.size > 50_000) failures.clear();
-      failures.set(ip, { count: 1, windowStartMs: Date.now() });
-    } else entry.count++;
-  }
+  // Failures count per address and credential id: guessing one token's secret is stopped, while
+  // a client that shares the address (behind a proxy) but uses another token is not locked out.
+  const limiter = createFailureLimiter({ limit: 20, windowMs: 60_000, nowMs: () => Date.now(), what: 'authentication attempts' });
+  const limiterKey = (request: FastifyRequest) => `${addressKey(request.ip)} ${credentialIdOf(request.headers.authorization)}`;
 
   async function basic(request: FastifyRequest): Promise<void> {
     const header = request.headers.authorization;
@@ -108,12 +95,12 @@ export function installAuth(
     if (request.is404) return;
     const mode = request.routeOptions.config.auth ?? 'basic';
     if (mode === 'none') return;
-    const ip = request.ip;
-    checkNotBlocked(ip);
+    const key = limiterKey(request);
+    limiter.check(key);
     try {
       await (mode === 'agent' ? bearer(request) : basic(request));
     } catch (error) {
-      if (error instanceof ServiceError && error.code === 'UNAUTHORIZED') recordFailure(ip);
+      if (error instanceof ServiceError && error.code === 'UNAUTHORIZED') limiter.record(key);
       throw error;
     }
   });

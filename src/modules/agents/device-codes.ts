@@ -4,6 +4,7 @@
  * are stored only as SHA-256, expire after 24 hours of the platform clock, and failed lookups
  * count against the caller's address like failed logins.
  */
+import { addressKey, createFailureLimiter } from '../../core/failure-limiter.js';
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
 import type { PlatformRef } from '../../core/context.js';
@@ -29,36 +30,6 @@ function newCode(): string {
 /** Codes are compared case-insensitively (people retype them). */
 const hashOf = (code: string) => sha256Hex(code.trim().toUpperCase());
 
-/** Failed attempts per client address before more are refused for the rest of the window. */
-const FAILURE_LIMIT = 20;
-const FAILURE_WINDOW_MS = 60_000;
-
-/** The same per-address failure limit as HTTP authentication (src/http/auth.ts), for device codes. */
-function createFailureLimiter(clock: Clock) {
-  const failures = new Map<string, { count: number; windowStartMs: number }>();
-  return {
-    check(ip: string): void {
-      const entry = failures.get(ip);
-      if (!entry) return;
-      const elapsed = clock.realNowMs() - entry.windowStartMs;
-      if (elapsed > FAILURE_WINDOW_MS) failures.delete(ip);
-      else if (entry.count >= FAILURE_LIMIT) {
-        throw new ServiceError('RATE_LIMITED', 'too many failed device code attempts; wait before retrying', {
-          headers: { 'retry-after': String(Math.ceil((FAILURE_WINDOW_MS - elapsed) / 1000)) },
-        });
-      }
-    },
-    record(ip: string): void {
-      const nowMs = clock.realNowMs();
-      const entry = failures.get(ip);
-      if (!entry || nowMs - entry.windowStartMs > FAILURE_WINDOW_MS) {
-        if (failures.size > 50_000) failures.clear();
-        failures.set(ip, { count: 1, windowStartMs: nowMs });
-      } else entry.count++;
-    },
-  };
-}
-
 export interface DeviceCodeDeps {
   database: Database;
   clock: Clock;
@@ -67,7 +38,8 @@ export interface DeviceCodeDeps {
 
 export function createDeviceCodes(deps: DeviceCodeDeps) {
   const { database, clock } = deps;
-  const limiter = createFailureLimiter(clock);
+  // The same per-address limit as HTTP authentication (src/http/auth.ts); codes are the secret.
+  const limiter = createFailureLimiter({ limit: 20, windowMs: 60_000, nowMs: () => clock.realNowMs(), what: 'device code attempts' });
 
   /** A new code for the agent, in the caller's transaction; earlier unredeemed codes stop working. */
   async function issue(trx: Trx, platform: PlatformRef, agentId: string): Promise<AgentDeviceCodeView> {
@@ -81,11 +53,11 @@ export function createDeviceCodes(deps: DeviceCodeDeps) {
 
   /** Runs `work`, counting a client error against the caller's address. */
   async function guarded<T>(ip: string, work: () => Promise<T>): Promise<T> {
-    limiter.check(ip);
+    limiter.check(addressKey(ip));
     try {
       return await work();
     } catch (error) {
-      if (error instanceof ServiceError && error.status < 500) limiter.record(ip);
+      if (error instanceof ServiceError && error.status < 500) limiter.record(addressKey(ip));
       throw error;
     }
   }

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { addressKey, createFailureLimiter } from './failure-limiter.js';
+
+describe('createFailureLimiter', () => {
+  it('refuses a key after its limit until the window ends, with Retry-After', () => {
+    let now = 0;
+    const limiter = createFailureLimiter({ limit: 2, windowMs: 10_000, nowMs: () => now, what: 'tries' });
+    limiter.record('a');
+    limiter.record('a');
+    expect(() => limiter.check('a')).toThrowError(expect.objectContaining({ code: 'RATE_LIMITED', headers: { 'retry-after': '10' } }));
+    expect(() => limiter.check('b')).not.toThrow();
+    now = 10_001;
+    expect(() => limiter.check('a')).not.toThrow();
+  });
+
+  it('forgets the oldest key when full, not every key', () => {
+    const limiter = createFailureLimiter({ limit: 1, windowMs: 10_000, nowMs: () => 0, what: 'tries', maxKeys: 2 });
+    limiter.record('old');
+    limiter.record('recent');
+    limiter.record('new');
+    expect(() => limiter.check('old')).not.toThrow();
+    expect(() => limiter.check('recent')).toThrow();
+    expect(() => limiter.check('new')).toThrow();
+  });
+});
+
+describe('addressKey', () => {
+  it('keeps IPv4 addresses and keys IPv6 by their /64', () => {
+    expect(addressKey('203.0.113.7')).toBe('203.0.113.7');
+    expect(addressKey('::ffff:203.0.113.7')).toBe('::ffff:203.0.113.7');
+    expect(addressKey('2001:db8:0:1:aaaa::1')).toBe('2001:db8:0:1::/64');
+    expect(addressKey('2001:0DB8:0000:0001:bbbb:cccc:dddd:eeee')).toBe('2001:db8:0:1::/64');
+    expect(addressKey('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(addressKey('::1')).toBe('0:0:0:0::/64');
+  });
+});

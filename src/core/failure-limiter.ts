@@ -1,0 +1,55 @@
+import { isIPv6 } from 'node:net';
+import { ServiceError } from './errors.js';
+
+export interface FailureLimiterOptions {
+  /** Failures allowed per key within one window; the next attempt is refused until it ends. */
+  limit: number;
+  windowMs: number;
+  nowMs: () => number;
+  /** What a refused caller is told was failing ("authentication attempts"). */
+  what: string;
+  /** Keys remembered at most; the oldest go first, so a flood of new keys forgets no recent one. */
+  maxKeys?: number;
+}
+
+/**
+ * Counts failed attempts per key and refuses (429 RATE_LIMITED with Retry-After) once a key has
+ * failed `limit` times in its window.
+ */
+export function createFailureLimiter({ limit, windowMs, nowMs, what, maxKeys = 50_000 }: FailureLimiterOptions) {
+  const failures = new Map<string, { count: number; windowStartMs: number }>();
+  return {
+    check(key: string): void {
+      const entry = failures.get(key);
+      if (!entry) return;
+      const elapsed = nowMs() - entry.windowStartMs;
+      if (elapsed > windowMs) failures.delete(key);
+      else if (entry.count >= limit) {
+        throw new ServiceError('RATE_LIMITED', `too many failed ${what}; wait before retrying`, {
+          headers: { 'retry-after': String(Math.ceil((windowMs - elapsed) / 1000)) },
+        });
+      }
+    },
+    record(key: string): void {
+      const now = nowMs();
+      const entry = failures.get(key);
+      if (entry && now - entry.windowStartMs <= windowMs) {
+        entry.count++;
+        return;
+      }
+      failures.delete(key);
+      if (failures.size >= maxKeys) failures.delete(failures.keys().next().value!);
+      failures.set(key, { count: 1, windowStartMs: now });
+    },
+  };
+}
+
+/** A client address as one limiter key: IPv6 by its /64, which one client usually holds whole. */
+export function addressKey(ip: string): string {
+  if (!isIPv6(ip) || /^::ffff:/i.test(ip)) return ip;
+  const [head, tail = ''] = ip.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = ip.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left;
+  return `${groups.slice(0, 4).map((g) => g.toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
