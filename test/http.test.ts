@@ -233,6 +233,15 @@ describe('/openapi.json', () => {
 });
 
 describe('request bodies', () => {
+  it('lists at most 50 field errors, however many fields are wrong', async () => {
+    const body: Record<string, unknown> = { name: 'many', permissions: ['VIEW'] };
+    for (let i = 0; i < 5_000; i++) body[`unknown${i}`] = i;
+    const response = await p.api.post('/tokens', body);
+    expect(response.status).toBe(400);
+    expect(response.body.details.errors).toHaveLength(50);
+    expect(response.body.details.errors[0]).toMatchObject({ field: 'unknown0', constraint: 'additionalProperties' });
+  });
+
   it('a DELETE with a JSON content type and no body is fine', async () => {
     const created = await p.api.post('/tokens', { name: 'to delete', permissions: ['VIEW'] });
     const response = await p.api.request({ method: 'DELETE', path: `/tokens/${created.body.id}`, headers: { 'content-type': 'application/json' } });

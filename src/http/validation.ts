@@ -35,12 +35,19 @@ export function buildValidator(externalSchemas: Record<string, unknown> = {}): F
   return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : paramsAjv).compile(schema) as any;
 }
 
-/** Turns Ajv errors into the envelope's `details.errors`, one entry per field. */
+/**
+ * Most entries in `details.errors`. A body of a megabyte can hold tens of thousands of unknown
+ * fields; listing them all cost time quadratic in their number, and told the client nothing more.
+ */
+export const MAX_FIELD_ERRORS = 50;
+
+/** Turns Ajv errors into the envelope's `details.errors`, one entry per field (the first MAX_FIELD_ERRORS). */
 export function toFieldErrors(errors: ErrorObject[], part: string | undefined): FieldError[] {
   const prefix = part && part !== 'body' ? `${part}.` : '';
   const out: FieldError[] = [];
   const seen = new Set<string>();
   for (const error of errors) {
+    if (out.length === MAX_FIELD_ERRORS) break;
     let path = error.instancePath.replace(/^\//, '').replace(/\//g, '.');
     let message = error.message ?? 'is invalid';
     if (error.keyword === 'required') {
