@@ -254,6 +254,23 @@ describe('request bodies', () => {
     expect(response.body.code).toBe('INVALID_INPUT');
   });
 
+  it('refuses NUL characters and year 0000, which PostgreSQL cannot store, as bad input', async () => {
+    const nul = await p.api.request({ method: 'POST', path: '/tokens', body: '{"name":"a\\u0000b","permissions":["VIEW"]}', headers: { 'content-type': 'application/json' } });
+    expect(nul.status).toBe(400);
+    expect(nul.body).toMatchObject({ code: 'INVALID_INPUT', details: { errors: [{ field: 'body', constraint: 'format' }] } });
+    const escaped = await p.api.request({ method: 'POST', path: '/tokens', body: '{"name":"a\\\\u0000b","permissions":["VIEW"]}', headers: { 'content-type': 'application/json' } });
+    expect(escaped.status).toBe(201);
+    expect(escaped.body.name).toBe('a\\u0000b');
+    for (const path of ['/customers/Customer:%00', '/transactions?platformCustomerId=%00']) {
+      const response = await p.api.get(path);
+      expect(response.status, path).toBe(400);
+      expect(response.body.details.errors[0]).toMatchObject({ field: 'url', constraint: 'format' });
+    }
+    const yearZero = await p.api.get('/tokens', { createdAfter: '0000-01-01T00:00:00Z' });
+    expect(yearZero.status).toBe(400);
+    expect(yearZero.body.details.errors[0].field).toBe('querystring.createdAfter');
+  });
+
   it('refuses prototype poisoning', async () => {
     const response = await p.api.request({
       method: 'POST',

@@ -30,6 +30,7 @@ import { documentAuthErrors, installAuth } from './auth.js';
 import { ErrorEnvelope } from './common-schemas.js';
 import { installReadCoalescing } from './coalescing.js';
 import { installErrorHandling } from './errors.js';
+import { invalidInput } from '../core/errors.js';
 import { documentIdempotencyKey, installIdempotency } from './idempotency.js';
 import { installMetrics } from './metrics.js';
 import { lazyRequestLogger } from './request-logger.js';
@@ -64,6 +65,9 @@ function registerApi(api: Api, services: Services): void {
   agentRoutes(api, services);
 }
 
+/** `\u0000` in JSON text, unless its backslash is itself escaped (`\\u0000` is the text "\u0000"). */
+const ESCAPED_NUL = /(?:^|[^\\])(?:\\\\)*\\u0000/;
+
 /** Request ids for log lines: unique across processes (a random prefix per process), cheap per request. */
 function requestIds(): () => string {
   const prefix = randomBytes(6).toString('base64url');
@@ -95,7 +99,12 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '') done(null, undefined);
+    else if (ESCAPED_NUL.test(body as string)) done(invalidInput('body', 'text must not contain NUL characters (\\u0000)', 'format'), undefined);
     else parseJson(request, body as string, done);
+  });
+  // PostgreSQL text cannot hold NUL; refused here, it would fail the query as a 500.
+  app.addHook('onRequest', (request, _reply, done) => {
+    done(request.url.includes('%00') ? invalidInput('url', 'the path and query must not contain NUL characters (%00)', 'format') : undefined);
   });
   installErrorHandling(app);
   const metrics = installMetrics(app, deps.database);

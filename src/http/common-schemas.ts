@@ -53,7 +53,8 @@ export function errors(...statuses: number[]): Record<number, TSchema> {
   return out;
 }
 
-export const DateTime = (description: string) => Type.String({ format: 'date-time', description });
+// Year 0000 passes the date-time format, but PostgreSQL has no year 0: refused as input, not as a 500.
+export const DateTime = (description: string) => Type.String({ format: 'date-time', pattern: '^(?!0000)', description });
 
 export const CurrencyCode = (description = 'ISO 4217 currency code (or crypto ticker such as BTC, USDC).') =>
   Type.String({ pattern: '^[A-Z]{3,5}$', description });
