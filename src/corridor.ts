@@ -1,4 +1,5 @@
 import pino, { type Logger } from 'pino';
+import type { FastifyRequest } from 'fastify';
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { pruneEvents } from './core/events.js';
@@ -40,12 +41,27 @@ export interface CorridorOptions {
 
 const MAINTENANCE_INTERVAL_MS = 10 * 60_000;
 
+/** Path segments that are secrets themselves: device codes and invitation codes. */
+const SECRET_SEGMENTS = /(\/(?:device-codes|invitations)\/)[^/?#]+/g;
+
+/** A request as debug-level request lines show it (Fastify's fields), without secrets in its URL. */
+function requestForLog(request: FastifyRequest) {
+  return {
+    method: request.method,
+    url: request.url.replace(SECRET_SEGMENTS, '$1[redacted]'),
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  };
+}
+
 function createLogger(options: CorridorOptions): Logger {
   if (options.logger) return options.logger;
   return pino(
     {
       level: options.logger === false ? 'silent' : options.config.logLevel,
       redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.clientSecret', '*.otp', '*.accessToken'], censor: '[redacted]' },
+      serializers: { req: requestForLog },
     },
     options.logDestination,
   );

@@ -83,6 +83,23 @@ describe('error envelope', () => {
   });
 });
 
+describe('request logs', () => {
+  it('at debug, show each request without the codes that are secrets in its path', async () => {
+    const debug = await startTestApp({ logLevel: 'debug' });
+    try {
+      const platform = await debug.createPlatform();
+      await debug.anonymous.get('/agents/device-codes/AGT-SECR-ETCO-DE12-3456/status');
+      await platform.api.get('/invitations/INVITESECRET42');
+      const requests = debug.logs.filter((line) => line.includes('incoming request'));
+      expect(requests.some((line) => line.includes('/agents/device-codes/[redacted]/status'))).toBe(true);
+      expect(requests.some((line) => line.includes('/invitations/[redacted]'))).toBe(true);
+      expect(debug.logs.join('\n')).not.toMatch(/AGT-SECR|INVITESECRET42/);
+    } finally {
+      await debug.close();
+    }
+  });
+});
+
 describe('Idempotency-Key', () => {
   const body = { name: 'idem', permissions: ['VIEW'] };
 
