@@ -38,6 +38,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ WEBHOOK_CONCURRENCY: '8' })).toMatchObject({ webhookConcurrency: 8, webhookPlatformConcurrency: 8 });
   });
 
+  it('lets production platforms reach private addresses only when told to', () => {
+    expect(loadConfig({})).toMatchObject({ umaAllowPrivateCounterparties: false, webhookAllowPrivateEndpoints: false, oidcAllowPrivateIssuers: false });
+    expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_ENDPOINTS: 'true', OIDC_ALLOW_PRIVATE_ISSUERS: '1' })).toMatchObject({ webhookAllowPrivateEndpoints: true, oidcAllowPrivateIssuers: true });
+  });
+
   it.each([
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
@@ -51,6 +56,8 @@ describe('loadConfig', () => {
     [{ RUN_WORKERS: 'maybe' }, 'RUN_WORKERS'],
     [{ WEBHOOK_CONCURRENCY: '0' }, 'WEBHOOK_CONCURRENCY'],
     [{ WEBHOOK_CONCURRENCY: '8', WEBHOOK_PLATFORM_CONCURRENCY: '9' }, 'WEBHOOK_PLATFORM_CONCURRENCY'],
+    [{ WEBHOOK_ALLOW_PRIVATE_ENDPOINTS: 'internal' }, 'WEBHOOK_ALLOW_PRIVATE_ENDPOINTS'],
+    [{ OIDC_ALLOW_PRIVATE_ISSUERS: 'maybe' }, 'OIDC_ALLOW_PRIVATE_ISSUERS'],
   ])('rejects %j naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     try {

@@ -56,6 +56,10 @@ export interface Config {
   sandboxUmaDomain: string;
   /** Let UMA counterparty calls reach loopback and private addresses (local development only). */
   umaAllowPrivateCounterparties: boolean;
+  /** Let production platforms' webhook endpoints be loopback or private addresses (an internal receiver). */
+  webhookAllowPrivateEndpoints: boolean;
+  /** Let production platforms' OIDC issuers and their JWKS be on loopback or private addresses (an internal identity provider). */
+  oidcAllowPrivateIssuers: boolean;
   /** Where uploaded verification documents are stored (DOCUMENTS_DIR, else DATA_DIR/documents; a temp dir when DATA_DIR=memory). */
   documentsDir: string;
   /** Largest accepted verification document file. */
@@ -181,6 +185,8 @@ export function loadConfig(env: Env = process.env): Config {
     walletEncryptionKey: hexKey(env, 'WALLET_ENCRYPTION_KEY'),
     sandboxUmaDomain: domainName(env, 'SANDBOX_UMA_DOMAIN', 'sandbox.uma.money'),
     umaAllowPrivateCounterparties: boolean(env, 'UMA_ALLOW_PRIVATE_COUNTERPARTIES', false),
+    webhookAllowPrivateEndpoints: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_ENDPOINTS', false),
+    oidcAllowPrivateIssuers: boolean(env, 'OIDC_ALLOW_PRIVATE_ISSUERS', false),
     documentsDir: env.DOCUMENTS_DIR || (dataDir === 'memory' ? join(tmpdir(), 'corridor-documents') : join(dataDir, 'documents')),
     documentMaxBytes: integer(env, 'DOCUMENT_MAX_BYTES', 10 * 1_048_576, 1024, 100 * 1_048_576),
     bulkImportMaxBytes: integer(env, 'BULK_IMPORT_MAX_BYTES', 5 * 1_048_576, 1024, 100 * 1_048_576),

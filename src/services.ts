@@ -48,6 +48,7 @@ export function createServices(deps: CoreDeps) {
     exportSignerPublicKey: walletKeys.exportSigner.publicKeyHex,
     defaultUmaDomain: new URL(config.publicUrl).host,
     runDueJobs: (platformId) => jobs.runDue(platformId),
+    privateTargets: { webhookEndpoints: config.webhookAllowPrivateEndpoints, oidcIssuers: config.oidcAllowPrivateIssuers },
   });
   const tokens = createTokenService({ database, clock });
   const ledger = createLedgerService({ database, clock });
@@ -64,7 +65,11 @@ export function createServices(deps: CoreDeps) {
     clock,
     log,
     platforms,
-    settings: { concurrency: config.webhookConcurrency, perPlatformConcurrency: config.webhookPlatformConcurrency },
+    settings: {
+      concurrency: config.webhookConcurrency,
+      perPlatformConcurrency: config.webhookPlatformConcurrency,
+      allowPrivateEndpoints: config.webhookAllowPrivateEndpoints,
+    },
   });
   const transactions = createTransactionService({ database, clock });
   const incomingPayments = createIncomingPayments({ database, clock, ledger, transactions, jobs, wakeWebhooks: () => webhooks.wake() });

@@ -139,7 +139,7 @@ export const PlatformConfigUpdate = Type.Object(
       Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$', description: 'New proxy subdomain.' }),
     ),
     webhookEndpoint: Type.Optional(
-      Type.String({ maxLength: 2048, description: 'New webhook URL (http or https); an empty string removes it.' }),
+      Type.String({ maxLength: 2048, description: 'New webhook URL (http or https; on production platforms not a loopback or private address); an empty string removes it.' }),
     ),
     supportedCurrencies: Type.Optional(
       Type.Array(CurrencyConfigUpdate, {

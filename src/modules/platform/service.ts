@@ -7,6 +7,7 @@ import { shiftPlatformJobs } from '../../core/jobs.js';
 import type { Database, Executor, Trx } from '../../db/database.js';
 import { DEFAULT_CURRENCIES, DEFAULT_FEES, defaultCurrencyConfig, presentCurrencyConfig } from './currency-defaults.js';
 import { DEFAULT_EMBEDDED_WALLETS, mergeEmbeddedWallets, validateEmbeddedWallets } from './embedded-wallets.js';
+import { refusePrivateTargets, type PrivateTargetPolicy } from './private-targets.js';
 import * as repo from './repository.js';
 import type { Platform } from './repository.js';
 import type { CurrencyConfigInput, CurrencyConfigUpdate, FeeSchedule, PlatformConfigUpdate, PlatformConfigView } from './schemas.js';
@@ -31,6 +32,8 @@ export interface PlatformServiceDeps {
   runDueJobs: (platformId: string) => Promise<number>;
   /** Public key that signs wallet export bundles (shown in `embeddedWallets`). */
   exportSignerPublicKey?: string;
+  /** Which targets of production platforms may be private addresses (sandbox platforms' always may). */
+  privateTargets: PrivateTargetPolicy;
 }
 
 export interface NewPlatform {
@@ -110,6 +113,8 @@ export function createPlatformService(deps: PlatformServiceDeps) {
     const supportedCurrencies = patch.supportedCurrencies && validateCurrencies(patch.supportedCurrencies);
     if (patch.fees) validateFees(patch.fees);
     const webhookEndpoint = patch.webhookEndpoint === undefined ? undefined : validateWebhookUrl(patch.webhookEndpoint);
+    // DNS answers come before the transaction: no connection is held while resolving.
+    await refusePrivateTargets(ctx.platform, patch, webhookEndpoint, deps.privateTargets);
     const updated = await ctx.tx(async (trx) => {
       const before = await repo.findPlatform(trx, ctx.platform.id, true);
       if (!before) throw new ServiceError('NOT_FOUND', 'platform not found');

@@ -1,42 +1,22 @@
-import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
 import { PubKeyResponse } from '@uma-sdk/core';
 import type { Clock } from '../../core/clock.js';
+import { classifyTarget } from '../../core/outbound.js';
 
 /** Whether counterparty calls may go to loopback and private addresses (UMA_ALLOW_PRIVATE_COUNTERPARTIES). */
 export interface NetworkPolicy {
   allowPrivate: boolean;
 }
 
-// Addresses a server must not be made to call on a stranger's say-so (an lnurlp or pay request
-// names the sender's domain, and Corridor fetches that domain's keys).
-const PRIVATE_NETWORKS = new BlockList();
-for (const [net, prefix] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.168.0.0', 16]] as const) {
-  PRIVATE_NETWORKS.addSubnet(net, prefix, 'ipv4');
-}
-for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10]] as const) PRIVATE_NETWORKS.addSubnet(net, prefix, 'ipv6');
-
-function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return PRIVATE_NETWORKS.check(mapped[1], 'ipv4');
-  return PRIVATE_NETWORKS.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
-}
-
 /**
  * Refuses a call whose host is, or resolves to, a loopback or private address, unless the policy
- * allows it (development, tests). The address is resolved again by fetch, so a host that changes
- * its DNS answer in between is not caught: this is a guard against plain pointing, not rebinding.
+ * allows it (development, tests): an lnurlp or pay request names the sender's domain, and Corridor
+ * fetches that domain's keys. Not proof against DNS rebinding (see `classifyTarget`).
  */
 async function assertReachableTarget(url: URL, policy: NetworkPolicy): Promise<void> {
   if (policy.allowPrivate) return;
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  let addresses: string[];
-  try {
-    addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
-  } catch {
-    throw new CounterpartyError(`${url.host} could not be resolved`);
-  }
-  if (addresses.some(isPrivateAddress)) {
+  const target = await classifyTarget(url);
+  if (target === 'unresolvable') throw new CounterpartyError(`${url.host} could not be resolved`);
+  if (target === 'private') {
     throw new CounterpartyError(`${url.host} is a loopback or private address, which this server does not call (set UMA_ALLOW_PRIVATE_COUNTERPARTIES=true for local development)`);
   }
 }

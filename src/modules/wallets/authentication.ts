@@ -117,7 +117,7 @@ export function createAuthenticationFlows(deps: WalletDeps, core: WalletCore) {
     if (!issuer) throw invalidOidc(`the credential's issuer ${credential.oidc_issuer} is not in embeddedWallets.oidcIssuers`);
     let identity;
     try {
-      identity = await deps.oidc.verify(token, issuer);
+      identity = await deps.oidc.verify(token, issuer, platform);
     } catch (error) {
       throw invalidOidc(`the OIDC token does not verify: ${(error as OidcError).message}`);
     }

@@ -41,7 +41,7 @@ export function createCredentialFlows(deps: WalletDeps, core: WalletCore) {
     const issuer = platform.embeddedWallets.oidcIssuers.find((i) => i.issuer === claims.iss);
     if (issuer) {
       try {
-        return await deps.oidc.verify(token, issuer);
+        return await deps.oidc.verify(token, issuer, platform);
       } catch (error) {
         throw invalidOidc(`the OIDC token does not verify: ${(error as OidcError).message}`);
       }

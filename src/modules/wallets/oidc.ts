@@ -1,4 +1,5 @@
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
+import { classifyTarget, privateTargetsAllowed } from '../../core/outbound.js';
 import type { OidcIssuerSettings } from '../platform/embedded-wallets.js';
 
 /** ID tokens must have been issued at most this long before the request (SPEC §8). */
@@ -44,18 +45,36 @@ export function identityOf(claims: JWTPayload, allowedAudiences?: string[]): Oid
   return { issuer: claims.iss, audience, subject: claims.sub, ...(email && { email }) };
 }
 
+/** Whether production platforms' issuers may be on loopback or private addresses (OIDC_ALLOW_PRIVATE_ISSUERS). */
+export interface OidcNetworkPolicy {
+  allowPrivateIssuers: boolean;
+}
+
+/** The platform a token is verified for: sandbox platforms may use issuers on private addresses. */
+type PlatformMode = { mode: 'SANDBOX' | 'PRODUCTION' };
+
+/** Refuses to fetch from a host that does not resolve or is a private address (not proof against DNS rebinding). */
+async function assertCallable(url: URL, what: string): Promise<void> {
+  const target = await classifyTarget(url);
+  if (target === 'unresolvable') throw new OidcError(`the ${what} host ${url.host} could not be resolved`);
+  if (target === 'private') throw new OidcError(`the ${what} host ${url.host} is a loopback or private address, which production platforms may not use`);
+}
+
 /**
  * Verifies ID tokens against allow-listed issuers: signature with the issuer's JWKS (fetched
  * from `jwksUri` or its discovery document, cached), `iss`, `aud`, `exp`, and `iat` at most 60 s old.
+ * Redirects are not followed (jose's JWKS fetch does not follow them either).
  */
-export function createOidcVerifier() {
+export function createOidcVerifier(policy: OidcNetworkPolicy) {
   const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
   const discovered = new Map<string, { jwksUri: string; expiresAtMs: number }>();
 
-  async function discover(issuer: string): Promise<string> {
+  async function discover(issuer: string, allowPrivate: boolean): Promise<string> {
     const hit = discovered.get(issuer);
     if (hit && hit.expiresAtMs > Date.now()) return hit.jwksUri;
-    const response = await fetch(`${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+    const url = new URL(`${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`);
+    if (!allowPrivate) await assertCallable(url, 'issuer');
+    const response = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
     if (!response.ok) throw new OidcError(`the issuer's discovery document answered HTTP ${response.status}`);
     const document = (await response.json()) as { issuer?: string; jwks_uri?: string };
     if (document.issuer !== issuer || typeof document.jwks_uri !== 'string') throw new OidcError('the issuer\'s discovery document is not valid');
@@ -63,19 +82,22 @@ export function createOidcVerifier() {
     return document.jwks_uri;
   }
 
-  async function keySet(settings: OidcIssuerSettings) {
-    const uri = settings.jwksUri ?? (await discover(settings.issuer));
-    let set = keySets.get(uri);
+  async function keySet(settings: OidcIssuerSettings, platform: PlatformMode) {
+    const allowPrivate = privateTargetsAllowed(platform, policy.allowPrivateIssuers);
+    const uri = new URL(settings.jwksUri ?? (await discover(settings.issuer, allowPrivate)));
+    // Checked on every use: the key set fetches again whenever it meets an unknown key id.
+    if (!allowPrivate) await assertCallable(uri, 'JWKS');
+    let set = keySets.get(uri.href);
     if (!set) {
-      set = createRemoteJWKSet(new URL(uri), { timeoutDuration: FETCH_TIMEOUT_MS });
-      keySets.set(uri, set);
+      set = createRemoteJWKSet(uri, { timeoutDuration: FETCH_TIMEOUT_MS });
+      keySets.set(uri.href, set);
     }
     return set;
   }
 
-  async function verify(token: string, settings: OidcIssuerSettings): Promise<OidcIdentity> {
+  async function verify(token: string, settings: OidcIssuerSettings, platform: PlatformMode): Promise<OidcIdentity> {
     try {
-      const { payload } = await jwtVerify(token, await keySet(settings), {
+      const { payload } = await jwtVerify(token, await keySet(settings, platform), {
         issuer: settings.issuer,
         audience: settings.audiences,
         maxTokenAge: MAX_TOKEN_AGE_SECONDS,

@@ -23,7 +23,8 @@ const AUDIENCE = 'corridor-test-client';
 const now = () => Math.floor(Date.now() / 1000);
 
 beforeAll(async () => {
-  t = await startTestApp();
+  // The test issuer runs on loopback, which production platforms may use only with this switch.
+  t = await startTestApp({ oidcAllowPrivateIssuers: true });
   issuer = await OidcIssuer.start();
   production = await walletPlatform(t, 'PRODUCTION', {
     passkey: { rpId: RP_ID, rpName: 'Wallet Test', origins: [ORIGIN] },

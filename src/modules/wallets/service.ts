@@ -18,7 +18,7 @@ export interface WalletServiceDeps {
   database: Database;
   clock: Clock;
   log: Logger;
-  config: Pick<Config, 'smtpUrl' | 'smtpFrom' | 'sessionLifetimeSeconds'>;
+  config: Pick<Config, 'smtpUrl' | 'smtpFrom' | 'sessionLifetimeSeconds' | 'oidcAllowPrivateIssuers'>;
   keys: WalletKeys;
   accounts: Pick<AccountService, 'getAccount'>;
   customers: Pick<CustomerService, 'requireCustomer'>;
@@ -42,7 +42,7 @@ export function createWalletService(deps: WalletServiceDeps) {
     keys,
     engine,
     mailer,
-    oidc: createOidcVerifier(),
+    oidc: createOidcVerifier({ allowPrivateIssuers: config.oidcAllowPrivateIssuers }),
     sessionLifetimeSeconds: config.sessionLifetimeSeconds,
   };
   const core = createWalletCore(walletDeps);

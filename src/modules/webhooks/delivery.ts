@@ -1,4 +1,5 @@
 import type { EventType } from '../../core/events.js';
+import { classifyTarget } from '../../core/outbound.js';
 import type { SigningKeys } from './keys.js';
 
 export const SIGNATURE_HEADER = 'X-Service-Signature';
@@ -38,15 +39,35 @@ export function serializeEnvelope(envelope: Envelope): Buffer {
 
 export interface SendOptions {
   timeoutMs: number;
+  /** Whether the endpoint may be a loopback or private address (sandbox platforms, or allowed by the operator). */
+  allowPrivate: boolean;
   /** Aborted on shutdown. */
   shutdown?: AbortSignal;
 }
 
 /** Signs the envelope with the platform's key and POSTs it to `url`. Never throws for the receiver's faults. */
 export async function sendWebhook(keys: SigningKeys, platformId: string, url: string, envelope: Envelope, options: SendOptions): Promise<DeliveryOutcome> {
+  const refusal = options.allowPrivate ? undefined : await refusalOf(new URL(url));
+  if (refusal) return refusal;
   const body = serializeEnvelope(envelope);
   const signature = await keys.sign(platformId, body);
   return post(url, body, signature, options);
+}
+
+/**
+ * Why the endpoint is not called, when its host does not resolve or resolves to a private
+ * address. Checked before every try, because the host's DNS answer can change after PATCH /config
+ * accepted it.
+ */
+async function refusalOf(url: URL): Promise<DeliveryOutcome | undefined> {
+  switch (await classifyTarget(url)) {
+    case 'unresolvable':
+      return { kind: 'error', message: `ENOTFOUND: ${url.hostname} could not be resolved` };
+    case 'private':
+      return { kind: 'error', message: `${url.host} is or resolves to a loopback or private address, which production platforms may not call` };
+    case 'public':
+      return undefined;
+  }
 }
 
 async function post(url: string, body: Buffer, signature: string, { timeoutMs, shutdown }: SendOptions): Promise<DeliveryOutcome> {

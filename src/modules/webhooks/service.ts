@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../core/clock.js';
 import type { ServiceContext } from '../../core/context.js';
 import { ServiceError } from '../../core/errors.js';
+import { privateTargetsAllowed } from '../../core/outbound.js';
 import type { Database } from '../../db/database.js';
 import type { PlatformService } from '../platform/service.js';
 import { describeOutcome, sendWebhook, SIGNATURE_HEADER } from './delivery.js';
@@ -53,7 +54,8 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     if (!platform || !url) throw new ServiceError('WEBHOOK_ENDPOINT_NOT_SET', 'set webhookEndpoint with PATCH /config first');
     const leaseUntil = new Date(clock.realNowMs() + settings.leaseMs);
     const event = await repo.insertClaimedTestEvent(database, platform, clock, leaseUntil);
-    const outcome = await sendWebhook(keys, platform.id, url, envelopeOf(event), { timeoutMs: settings.timeoutMs });
+    const allowPrivate = privateTargetsAllowed(platform, settings.allowPrivateEndpoints);
+    const outcome = await sendWebhook(keys, platform.id, url, envelopeOf(event), { timeoutMs: settings.timeoutMs, allowPrivate });
     const answer = outcome.kind === 'response' ? { url, response_status: outcome.status, response_body: outcome.text } : undefined;
     const delivered = answer !== undefined && answer.response_status >= 200 && answer.response_status < 300;
     const now = new Date(clock.realNowMs());

@@ -8,7 +8,8 @@ let p: TestPlatform;
 let receiver: WebhookReceiver;
 
 beforeAll(async () => {
-  t = await startTestApp();
+  // A production platform below posts to the loopback receiver, which only this switch allows.
+  t = await startTestApp({ webhookAllowPrivateEndpoints: true });
   p = await t.createPlatform();
   receiver = await startWebhookReceiver();
 });

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { toRealTime, type Clock } from '../../core/clock.js';
+import { privateTargetsAllowed } from '../../core/outbound.js';
 import type { Database } from '../../db/database.js';
 import { createWriteBatcher, type WriteBatcher } from '../../db/write-batcher.js';
 import type { Platform } from '../platform/service.js';
@@ -21,6 +22,8 @@ export interface DeliverySettings {
   pollIntervalMs: number;
   /** How long a claim stays with this process; must exceed timeoutMs plus the handlers' time. */
   leaseMs: number;
+  /** Whether production platforms' endpoints may be private addresses (WEBHOOK_ALLOW_PRIVATE_ENDPOINTS); sandbox ones always may. */
+  allowPrivateEndpoints: boolean;
 }
 
 export const DEFAULT_DELIVERY_SETTINGS: DeliverySettings = {
@@ -29,6 +32,7 @@ export const DEFAULT_DELIVERY_SETTINGS: DeliverySettings = {
   timeoutMs: 10_000,
   pollIntervalMs: 500,
   leaseMs: 60_000,
+  allowPrivateEndpoints: false,
 };
 
 export interface WebhookWorkerDeps {
@@ -203,7 +207,11 @@ export class WebhookWorker {
   private send(platform: Platform | undefined, envelope: Envelope): Promise<DeliveryOutcome> {
     const url = platform?.webhookEndpoint;
     if (!platform || !url) return Promise.resolve({ kind: 'no_endpoint' });
-    return sendWebhook(this.deps.keys, platform.id, url, envelope, { timeoutMs: this.settings.timeoutMs, shutdown: this.shutdown.signal });
+    return sendWebhook(this.deps.keys, platform.id, url, envelope, {
+      timeoutMs: this.settings.timeoutMs,
+      allowPrivate: privateTargetsAllowed(platform, this.settings.allowPrivateEndpoints),
+      shutdown: this.shutdown.signal,
+    });
   }
 
   private log(event: ClaimedEvent, outcome: DeliveryOutcome, state: string): void {

@@ -1,0 +1,64 @@
+import { lookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
+
+// Addresses a server must not be made to call on someone else's say-so: a tenant's webhook
+// endpoint or identity provider, or the domain a stranger's UMA request names. Loopback, private,
+// link-local (cloud metadata at 169.254.169.254), carrier-grade NAT, IETF protocol assignments,
+// benchmarking, multicast and reserved ranges, and the NAT64 prefix that maps to any of them.
+const PRIVATE_NETWORKS = new BlockList();
+const PRIVATE_IPV4 = [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const;
+const PRIVATE_IPV6 = [
+  ['::', 128],
+  ['::1', 128],
+  ['64:ff9b::', 96],
+  ['fc00::', 7],
+  ['fe80::', 10],
+] as const;
+for (const [net, prefix] of PRIVATE_IPV4) PRIVATE_NETWORKS.addSubnet(net, prefix, 'ipv4');
+for (const [net, prefix] of PRIVATE_IPV6) PRIVATE_NETWORKS.addSubnet(net, prefix, 'ipv6');
+
+/** Whether an IP address (v4, v6, or v4 mapped into v6) is one Corridor must not be pointed at. */
+export function isPrivateAddress(address: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return PRIVATE_NETWORKS.check(mapped[1], 'ipv4');
+  return PRIVATE_NETWORKS.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
+}
+
+/** `public`: every address of the host is; `private`: at least one is not; `unresolvable`: DNS has no answer. */
+export type TargetClass = 'public' | 'private' | 'unresolvable';
+
+/**
+ * Resolves the URL's host and classifies its addresses. fetch resolves the host again, so a host
+ * that changes its DNS answer in between is not caught: this guards against plain pointing, not
+ * DNS rebinding.
+ */
+export async function classifyTarget(url: URL): Promise<TargetClass> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  let addresses: string[];
+  try {
+    addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
+  } catch {
+    return 'unresolvable';
+  }
+  return addresses.some(isPrivateAddress) ? 'private' : 'public';
+}
+
+/**
+ * Whether a platform's own targets (webhook endpoint, identity providers) may be private: always on
+ * sandbox platforms (local receivers on loopback), on production ones only when the operator says so.
+ */
+export function privateTargetsAllowed(platform: { mode: 'SANDBOX' | 'PRODUCTION' }, operatorAllows: boolean): boolean {
+  return platform.mode === 'SANDBOX' || operatorAllows;
+}

@@ -1,0 +1,111 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiClient, startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { OidcIssuer } from '../../../test/support/oidc-issuer.js';
+import { expectRefused, newWallet, walletPlatform } from '../../../test/support/wallets.js';
+
+let t: TestApp;
+/** The same database, started with OIDC_ALLOW_PRIVATE_ISSUERS: it stores what `t` would refuse. */
+let allowing: TestApp;
+let issuer: OidcIssuer;
+let redirector: { url: string; server: Server };
+const AUDIENCE = 'corridor-test-client';
+
+/**
+ * An issuer whose discovery document answers with a redirect to a valid document (issuer: itself,
+ * keys: the test issuer's), so a client that follows redirects would accept its tokens.
+ */
+async function startRedirectingIssuer(target: OidcIssuer): Promise<{ url: string; server: Server }> {
+  const server = createServer((request, response) => {
+    if (request.url === '/.well-known/openid-configuration') return void response.writeHead(302, { location: '/moved' }).end();
+    if (request.url === '/moved') return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer: url, jwks_uri: target.jwksUri }));
+    response.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, server };
+}
+
+beforeAll(async () => {
+  t = await startTestApp();
+  allowing = await startTestApp({ oidcAllowPrivateIssuers: true });
+  issuer = await OidcIssuer.start();
+  redirector = await startRedirectingIssuer(issuer);
+});
+afterAll(async () => {
+  await allowing.close();
+  await t.close();
+  await issuer.close();
+  await new Promise((resolve) => redirector.server.close(resolve));
+});
+
+/** A production platform configured through `allowing`, used through `t` (whose switch is off). */
+async function productionWithIssuer(settings: { issuer: string; jwksUri?: string }): Promise<TestPlatform> {
+  const configured = await walletPlatform(allowing, 'PRODUCTION', { oidcIssuers: [{ ...settings, audiences: [AUDIENCE] }] });
+  return { ...configured, api: apiClient(t.corridor, configured.credentials) };
+}
+
+const createOauth = async (tp: TestPlatform, oidcToken: string) => {
+  const wallet = await newWallet(tp);
+  return wallet.api.post('/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken });
+};
+
+describe('PATCH /config embeddedWallets.oidcIssuers on production platforms', () => {
+  it('refuses an issuer on a loopback address', async () => {
+    const production = await t.createPlatform({ mode: 'PRODUCTION' });
+    const res = await production.api.patch('/config', { embeddedWallets: { oidcIssuers: [{ issuer: issuer.issuer, audiences: [AUDIENCE] }] } });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('INVALID_INPUT');
+    expect(res.body.details.errors[0]).toMatchObject({ field: 'embeddedWallets.oidcIssuers.0.issuer', constraint: 'publicAddress' });
+  });
+
+  it('refuses a jwksUri on a private address', async () => {
+    const production = await t.createPlatform({ mode: 'PRODUCTION' });
+    const res = await production.api.patch('/config', {
+      embeddedWallets: { oidcIssuers: [{ issuer: 'https://93.184.215.14', audiences: [AUDIENCE], jwksUri: 'https://169.254.169.254/jwks' }] },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.details.errors.map((e: { field: string }) => e.field)).toEqual(['embeddedWallets.oidcIssuers.0.jwksUri']);
+  });
+
+  it('accepts a loopback issuer on sandbox platforms, whose tokens then verify', async () => {
+    const sandbox = await walletPlatform(t, 'SANDBOX', { oidcIssuers: [{ issuer: issuer.issuer, audiences: [AUDIENCE] }] });
+    const created = await createOauth(sandbox, await issuer.token({ sub: 'sandy' }));
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+  });
+});
+
+describe('verifying tokens of a production platform whose issuer is private', () => {
+  it('does not fetch the discovery document', async () => {
+    // An issuer no test discovered yet: a cached discovery document would skip straight to the JWKS.
+    const undiscovered = await OidcIssuer.start();
+    try {
+      const production = await productionWithIssuer({ issuer: undiscovered.issuer });
+      const created = await createOauth(production, await undiscovered.token({ sub: 'alice' }));
+      expectRefused(created, 401, 'UNAUTHORIZED', 'Invalid OIDC token');
+      expect(created.body.message).toMatch(/issuer host .* loopback or private/);
+      expect(undiscovered.jwksRequests).toBe(0);
+    } finally {
+      await undiscovered.close();
+    }
+  });
+
+  it('does not fetch a configured JWKS', async () => {
+    const production = await productionWithIssuer({ issuer: issuer.issuer, jwksUri: issuer.jwksUri });
+    const fetched = issuer.jwksRequests;
+    const created = await createOauth(production, await issuer.token({ sub: 'alice' }));
+    expectRefused(created, 401, 'UNAUTHORIZED', 'Invalid OIDC token');
+    expect(created.body.message).toMatch(/JWKS host .* loopback or private/);
+    expect(issuer.jwksRequests).toBe(fetched);
+  });
+});
+
+describe('OIDC discovery', () => {
+  it('does not follow redirects', async () => {
+    const sandbox = await walletPlatform(t, 'SANDBOX', { oidcIssuers: [{ issuer: redirector.url, audiences: [AUDIENCE] }] });
+    const created = await createOauth(sandbox, await issuer.token({ iss: redirector.url }));
+    expectRefused(created, 401, 'UNAUTHORIZED', 'Invalid OIDC token');
+    expect(created.body.message).toMatch(/HTTP 302/);
+  });
+});
