@@ -6,12 +6,13 @@ import type { Platform } from '../platform/service.js';
 import { clientKey, presentCredential, type WalletContext, type WalletCore, type WalletDeps } from './core.js';
 import { invalidOidc } from './credentials.js';
 import type { OidcError } from './oidc.js';
-import { INVALID_OTP_REASON, OTP_MAX_ATTEMPTS, SANDBOX_OTP, type OtpEmail } from './otp.js';
+import { INVALID_OTP_REASON, OTP_DAILY_FAILURES, OTP_FAILURE_WINDOW_MS, OTP_MAX_ATTEMPTS, SANDBOX_OTP, type OtpEmail } from './otp.js';
 import { INVALID_PASSKEY_REASON, SANDBOX_PASSKEY_SIGNATURE, verifyAssertion } from './passkeys.js';
 import * as repo from './repository.js';
 import type { CredentialRow } from './repository.js';
 import type { AuthSessionView, CredentialChallengeResponse, CredentialVerify } from './schemas.js';
 import { transact } from '../../db/transact.js';
+import type { Executor } from '../../db/database.js';
 
 /** Challenge re-issues per credential: at most 3 in any 90 seconds (a burst of 3, then one per 30 s). */
 export const CHALLENGE_BURST = 3;
@@ -34,6 +35,16 @@ export function createAuthenticationFlows(deps: WalletDeps, core: WalletCore) {
     const waitMs = recent[recent.length - CHALLENGE_BURST].getTime() + windowMs - now.getTime();
     const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
     throw new ServiceError('RATE_LIMITED', `too many challenges for this credential; retry in ${retryAfter} seconds`, {
+      headers: { 'retry-after': String(retryAfter) },
+    });
+  }
+
+  /** 429 with Retry-After once the credential's codes saw OTP_DAILY_FAILURES wrong tries in a day. */
+  async function refuseAfterDailyFailures(ex: Executor, credentialId: string, now: Date): Promise<void> {
+    const { failures, oldest } = await repo.otpFailuresSince(ex, credentialId, new Date(now.getTime() - OTP_FAILURE_WINDOW_MS));
+    if (failures < OTP_DAILY_FAILURES || !oldest) return;
+    const retryAfter = Math.max(1, Math.ceil((oldest.getTime() + OTP_FAILURE_WINDOW_MS - now.getTime()) / 1000));
+    throw new ServiceError('RATE_LIMITED', `too many wrong codes for this credential today; retry in ${retryAfter} seconds`, {
       headers: { 'retry-after': String(retryAfter) },
     });
   }
@@ -100,6 +111,7 @@ export function createAuthenticationFlows(deps: WalletDeps, core: WalletCore) {
     const outcome = await transact(database.db, async (trx) => {
       const code = await repo.lockOpenCode(trx, credential.id);
       const now = clock.now(platform);
+      await refuseAfterDailyFailures(trx, credential.id, now);
       if (!code) return { error: 'no code is pending (it was used, replaced or burned); ask for a new one' };
       if (code.expires_at <= now) return { error: 'it expired; ask for a new one' };
       if (/^\d{6}$/.test(otp) && safeEqual(keys.otpHash(code.id, otp), code.otp_hash!)) return { id: code.id };

@@ -5,6 +5,12 @@ import type { Logger } from 'pino';
 /** One-time passwords: 6 random digits, valid 10 minutes, 5 wrong tries burn the code. */
 export const OTP_LIFETIME_SECONDS = 600;
 export const OTP_MAX_ATTEMPTS = 5;
+/**
+ * Wrong codes a credential may see in a day, over all its codes. Five per code and three codes
+ * per 90 seconds alone would let a guesser try about 14,000 codes a day: a 1.4% chance.
+ */
+export const OTP_DAILY_FAILURES = 20;
+export const OTP_FAILURE_WINDOW_MS = 86_400_000;
 /** Accepted by sandbox platforms in place of the emailed code (SPEC §5). */
 export const SANDBOX_OTP = '000000';
 export const INVALID_OTP_REASON = 'Invalid OTP code';

@@ -239,6 +239,19 @@ export async function findPasskeyChallenge(ex: Executor, credentialId: string, i
     .executeTakeFirst();
 }
 
+/** Wrong codes entered for the credential's codes issued since `since`, and when the oldest of those codes was issued. */
+export async function otpFailuresSince(ex: Executor, credentialId: string, since: Date): Promise<{ failures: number; oldest: Date | null }> {
+  const row = await ex
+    .selectFrom('wallet_auth_challenges')
+    .select((eb) => [eb.fn.coalesce(eb.fn.sum<number>('attempts'), eb.lit(0)).as('failures'), eb.fn.min<Date>('created_at').as('oldest')])
+    .where('credential_id', '=', credentialId)
+    .where('kind', '=', 'EMAIL_OTP')
+    .where('attempts', '>', 0)
+    .where('created_at', '>', since)
+    .executeTakeFirstOrThrow();
+  return { failures: Number(row.failures), oldest: row.oldest };
+}
+
 export async function recordFailedAttempt(trx: Trx, id: string, attempts: number, burn: Date | null): Promise<void> {
   await trx.updateTable('wallet_auth_challenges').set({ attempts, ...(burn && { consumed_at: burn }) }).where('id', '=', id).execute();
 }
