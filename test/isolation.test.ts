@@ -20,9 +20,9 @@
 //
 // New routes are covered automatically. A path parameter without an entry in pathIds, a query
 // parameter in neither queryValues nor NOT_IDENTIFYING, a write without path parameters in neither
-// REFERENCE_PROBES nor NO_REFERENCES, or a new non-platform-authenticated operation fails the
-// first test until someone classifies it; a body B's probe gets refused for (so that A is too)
-// fails the last one.
+// REFERENCE_PROBES nor NO_REFERENCES (these tables are in test/support/isolation-routes.ts), or a
+// new non-platform-authenticated operation fails the first test until someone classifies it; a
+// body B's probe gets refused for (so that A is too) fails the last one.
 //
 // Not probed (not authenticated as a platform, so there is no "platform B" to be):
 //   - the agent API, `/agents/me/*` (OpenAPI security AgentAuth: a bearer token scoped to one
@@ -45,71 +45,11 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_PREFIX } from '../src/http/app.js';
-import { generateClientKeyPair } from '../src/wallet-client/index.js';
-import { agentPolicy, connectedAgent } from './support/agents.js';
-import { basicAuth, startTestApp, type ApiResponse, type TestApp, type TestPlatform } from './support/app.js';
-import { fund, newCustomer, usdAccount } from './support/quotes.js';
-import { ADDRESS, beneficialOwnerBody, multipart, pdfFile, uploadDocument } from './support/verification.js';
-import { emailSession, newWallet } from './support/wallets.js';
+import { basicAuth, startTestApp, type TestApp, type TestPlatform } from './support/app.js';
+import { BY_DESIGN, NO_REFERENCES, NOT_IDENTIFYING, NOT_PLATFORM_AUTH, OTHER_REFUSALS, ownPathIds, ownQueryValues, PATH_OP_BODIES, PATH_OP_HEADERS, PATH_OP_QUERIES, pathIds, queryValues, REFERENCE_PROBES, type Probe } from './support/isolation-routes.js';
+import { balancesOfA, buildA, buildB, MARK, ok, type RequestSpec, type WorldA, type WorldB } from './support/isolation-world.js';
+import { multipart, pdfFile } from './support/verification.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
-
-// ---------------------------------------------------------------------------------------------
-// The two worlds
-
-/** Appears in A's names only (case-sensitive: generated UMA addresses are lower case). */
-const MARK = 'ZyxAlpha';
-
-interface WorldA {
-  tp: TestPlatform;
-  platformId: string;
-  customer: string;
-  customerPcid: string;
-  customerUma: string;
-  business: string;
-  deleted: string;
-  usd: string;
-  eur: string;
-  walletCustomer: string;
-  walletAccount: string;
-  credential: string;
-  session: string;
-  ext: string;
-  platformExt: string;
-  token: string;
-  tokenClientId: string;
-  tokenName: string;
-  pendingQuote: string;
-  executedQuote: string;
-  realtimeQuote: string;
-  walletQuote: string;
-  /** Request-Ids of signed-retry challenges A was given (export, session revocation). */
-  exportRequestId: string;
-  revokeRequestId: string;
-  txPending: string;
-  txTransfer: string;
-  txQuote: string;
-  txReference: string;
-  umaLookup: string;
-  extLookup: string;
-  invitation: string;
-  verification: string;
-  document: string;
-  owner: string;
-  agent: string;
-  action: string;
-  bulkJob: string;
-}
-
-interface WorldB {
-  tp: TestPlatform;
-  customer: string;
-  customerPcid: string;
-  customerUma: string;
-  usd: string;
-  eur: string;
-  ext: string;
-  agent: string;
-}
 
 let t: TestApp;
 let receiver: WebhookReceiver;
@@ -129,338 +69,9 @@ async function eventsOf(platformId: string): Promise<string[]> {
   return rows.map((r) => `${r.id} ${r.type} ${JSON.stringify(r.data)}`);
 }
 
-/** Every balance of A's internal accounts and of its platform accounts. */
-async function balancesOfA(): Promise<Record<string, unknown>> {
-  const out: Record<string, unknown> = {};
-  for (const path of ['/customers/internal-accounts', '/platform/internal-accounts']) {
-    const list = ok(await A.tp.api.get(path, { limit: 100 }), 200, path);
-    for (const account of list.data) out[account.id] = { balance: account.balance, totalBalance: account.totalBalance };
-  }
-  expect(Object.keys(out)).toEqual(expect.arrayContaining([A.usd, A.eur, A.walletAccount]));
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Tables: how to fill each parameter. A parameter without an entry fails the test.
-
-/** Path parameter → A's ids that can stand in it (every one is tried). */
-function pathIds(a: WorldA): Record<string, string[]> {
-  return {
-    tokenId: [a.token],
-    customerId: [a.customer, a.business, a.deleted],
-    quoteId: [a.pendingQuote, a.walletQuote, a.realtimeQuote, a.executedQuote],
-    // /receiver/external-account/{accountId} takes an external account, /sandbox/internal-accounts/{accountId}/fund an internal one.
-    accountId: [a.usd, a.ext],
-    // /auth/credentials/{id}, /auth/sessions/{id}, /internal-accounts/{id}/export.
-    id: [a.credential, a.session, a.walletAccount],
-    transactionId: [a.txPending, a.txTransfer, a.txQuote],
-    receiverUmaAddress: [a.customerUma],
-    invitationCode: [a.invitation],
-    verificationId: [a.verification],
-    beneficialOwnerId: [a.owner],
-    agentId: [a.agent],
-    actionId: [a.action],
-    externalAccountId: [a.ext, a.platformExt],
-    documentId: [a.document],
-    jobId: [a.bulkJob],
-  };
-}
-
-/** B's own id for a path parameter, used to pair A's id with B's in paths with several parameters. */
-function ownPathIds(b: WorldB): Record<string, string> {
-  return { agentId: b.agent, customerId: b.customer, accountId: b.usd, externalAccountId: b.ext };
-}
-
-/** Query parameter → A's values to filter by (as B), each a reference to something of A's. */
-function queryValues(a: WorldA): Record<string, string[]> {
-  return {
-    customerId: [a.customer, a.business, a.deleted, a.walletCustomer, a.platformId],
-    platformCustomerId: [a.customerPcid, a.platformId],
-    umaAddress: [a.customerUma],
-    accountIdentifier: [a.usd, a.ext],
-    senderAccountIdentifier: [a.usd],
-    receiverAccountIdentifier: [a.ext, a.eur],
-    reference: [a.txReference],
-    agentId: [a.agent],
-    documentHolder: [a.customer, a.owner],
-    accountId: [a.walletAccount],
-    name: [a.tokenName],
-    senderUmaAddress: [a.customerUma],
-  };
-}
-
-/** B's own value for a query parameter, for required parameters that are not under test. */
-function ownQueryValues(b: WorldB): Record<string, string> {
-  return { customerId: b.customer, platformCustomerId: b.customerPcid, accountId: b.usd };
-}
-
-/** Query parameters that name no object (paging, dates, enums, currencies). */
-const NOT_IDENTIFYING = new Set([
-  'limit', 'createdAfter', 'createdBefore', 'updatedAfter', 'updatedBefore', 'startDate', 'endDate', 'sortOrder',
-  'customerType', 'region', 'currency', 'type', 'status', 'isIncludingDeleted', 'isPaused', 'isConnected',
-  'verificationStatus', 'countryCode', 'currencyCode', 'hasBlockedProviders', 'country', 'sourceCurrency',
-  'destinationCurrency', 'sendingAmount', 'redirectUri',
-]);
-
-const clientPublicKey = generateClientKeyPair().publicKey;
-
-/** Request bodies for operations with path parameters (key: `METHOD /path`); others send `{}`. */
-const PATH_OP_BODIES: Record<string, (a: WorldA) => unknown> = {
-  'PATCH /customers/{customerId}': () => ({ customerType: 'INDIVIDUAL', fullName: 'Mallory Changed' }),
-  'POST /auth/credentials/{id}/verify': () => ({ type: 'EMAIL_OTP', otp: '000000', clientPublicKey }), // the sandbox's accepted code
-  'POST /internal-accounts/{id}/export': () => ({ clientPublicKey }),
-  'POST /transactions/{transactionId}/reject': () => ({ reason: 'probe' }),
-  'POST /sandbox/internal-accounts/{accountId}/fund': () => ({ amount: 777 }),
-  // B names A's customer: a claim is for one of the claiming platform's own customers.
-  'POST /invitations/{invitationCode}/claim': (a) => ({ inviteeUma: a.customerUma }),
-  'PATCH /beneficial-owners/{beneficialOwnerId}': () => ({ ownershipPercentage: 1 }),
-  'PATCH /agents/{agentId}': () => ({ name: 'Mallory', isPaused: true }),
-  'PATCH /agents/{agentId}/policy': () => ({ defaultExecutionMode: 'AUTO' }),
-  'POST /agents/{agentId}/actions/{actionId}/reject': () => ({ reason: 'probe' }),
-  'PUT /documents/{documentId}': () => ({ multipart: { documentType: 'DRIVERS_LICENSE', country: 'US' } }),
-};
-
-/**
- * Headers for operations with path parameters: the sandbox's accepted wallet signature, with the
- * Request-Id of A's own signed-retry challenge where there is one (so that only the platform
- * boundary stands between B and the operation).
- */
-const PATH_OP_HEADERS: Record<string, (a: WorldA) => Record<string, string>> = {
-  'POST /quotes/{quoteId}/execute': () => ({ 'service-wallet-signature': SANDBOX_SIGNATURE }),
-  'POST /internal-accounts/{id}/export': (a) => ({ 'service-wallet-signature': SANDBOX_SIGNATURE, 'request-id': a.exportRequestId }),
-  'DELETE /auth/sessions/{id}': (a) => ({ 'service-wallet-signature': SANDBOX_SIGNATURE, 'request-id': a.revokeRequestId }),
-};
-
-/** Query strings for operations with path parameters, as each side would send them. */
-const PATH_OP_QUERIES: Record<string, (own: { customer: string }) => Record<string, string>> = {
-  'GET /receiver/external-account/{accountId}': (own) => ({ customerId: own.customer }),
-  'GET /receiver/uma/{receiverUmaAddress}': (own) => ({ customerId: own.customer }),
-};
-
-/**
- * Operations that answer another platform by design, with the reason and the values of A's the
- * answer may show. Their answers to B are still checked for every other secret.
- */
-const BY_DESIGN: Record<string, { why: string; mayShow: (a: WorldA) => string[] }> = {
-  'GET /invitations/{invitationCode}': {
-    why: 'docs/api/invitations.md: the code is the capability; any platform of the instance may read the invitation',
-    mayShow: (a) => [a.invitation, a.customerUma],
-  },
-  'GET /receiver/uma/{receiverUmaAddress}': {
-    why: 'docs/uma.md: a UMA address is a public receiving address; any provider may look it up over UMA',
-    mayShow: (a) => [a.customerUma],
-  },
-};
-
-/**
- * Refusals other than 404 *_NOT_FOUND and 403 that are legitimate for B's path probes (say, a 400
- * for a check made before the lookup), by operation key and status, with the reason. None so far.
- */
-const OTHER_REFUSALS: Record<string, { status: number; why: string }> = {};
-
-/** Non-platform-authenticated operations (see the header); any other such operation fails the test. */
-const NOT_PLATFORM_AUTH = new Set([
-  'GET /agents/device-codes/{code}/status',
-  'POST /agents/device-codes/{code}/redeem',
-  'GET /agents/me',
-  'GET /agents/me/transactions',
-  'GET /agents/me/transactions/{transactionId}',
-  'GET /agents/me/internal-accounts',
-  'GET /agents/me/actions',
-  'GET /agents/me/actions/{actionId}',
-  'POST /agents/me/quotes',
-  'GET /agents/me/quotes/{quoteId}',
-  'POST /agents/me/quotes/{quoteId}/execute',
-  'POST /agents/me/transfer-out',
-  'POST /agents/me/transfer-in',
-  'GET /agents/me/external-accounts',
-  'POST /agents/me/external-accounts',
-  'GET /agents/me/external-accounts/{externalAccountId}',
-  'DELETE /agents/me/external-accounts/{externalAccountId}',
-]);
-
-interface Probe {
-  /** What B sends, naming A's objects. */
-  b: (a: WorldA, b: WorldB) => RequestSpec;
-  /** The same request as A would legitimately send it. */
-  a: (a: WorldA) => RequestSpec;
-  /** B's expected statuses when it is not a 4xx refusal (an existence oracle must not show). */
-  expect?: number[];
-  /** Removes what B created, so that later probes do not meet B's own copy of A's values. */
-  undo?: (created: any) => Promise<ApiResponse>;
-}
-
-/**
- * Operations without path parameters whose body (or query) names other objects: B sends A's
- * ids there. Every write without path parameters must be here or in NO_REFERENCES.
- */
-const REFERENCE_PROBES: Record<string, Probe[]> = {
-  'POST /customers': [
-    // "Other platforms' customers never conflict with yours" (docs/api/customers.md): a 409 would tell B that A has them.
-    {
-      b: (a) => ({ body: { customerType: 'INDIVIDUAL', platformCustomerId: a.customerPcid, fullName: 'Bea Copy' } }),
-      a: () => ({ body: { customerType: 'INDIVIDUAL', platformCustomerId: `iso-a-fresh-${Date.now()}`, fullName: 'Fresh One' } }),
-      expect: [201],
-      undo: (created) => B.tp.api.delete(`/customers/${created.id}`),
-    },
-    // Same for the UMA address (B may get 400 if addresses on another platform's domain were refused, never 409).
-    {
-      b: (a) => ({ body: { customerType: 'INDIVIDUAL', umaAddress: a.customerUma, fullName: 'Bea Copy' } }),
-      a: () => ({ body: { customerType: 'INDIVIDUAL', fullName: 'Fresh Two' } }),
-      expect: [201, 400],
-      undo: (created) => B.tp.api.delete(`/customers/${created.id}`),
-    },
-  ],
-  // Query parameters of operations with path parameters (the path holds B's own or public values).
-  'GET /receiver/external-account/{accountId}': [
-    { b: (a, b) => ({ path: `/receiver/external-account/${b.ext}`, query: { customerId: a.customer } }), a: (a) => ({ path: `/receiver/external-account/${a.ext}`, query: { customerId: a.customer } }) },
-  ],
-  'GET /receiver/uma/{receiverUmaAddress}': [
-    { b: (a) => ({ path: `/receiver/uma/${encodeURIComponent(SANDBOX_RECEIVER)}`, query: { customerId: a.customer } }), a: (a) => ({ path: `/receiver/uma/${encodeURIComponent(SANDBOX_RECEIVER)}`, query: { customerId: a.customer } }) },
-    // B may not sign a UMA request as A's customer (a real counterparty: B's own customer, over UMA).
-    { b: (a, b) => ({ path: `/receiver/uma/${encodeURIComponent(b.customerUma)}`, query: { senderUmaAddress: a.customerUma } }), a: (a) => ({ path: `/receiver/uma/${encodeURIComponent(B.customerUma)}`, query: { senderUmaAddress: a.customerUma } }) },
-  ],
-  'POST /customers/external-accounts': [
-    { b: (a) => ({ body: extAccountBody(a.customer) }), a: (a) => ({ body: extAccountBody(a.customer) }) },
-  ],
-  'POST /crypto/estimate-withdrawal-fee': [
-    { b: (a) => ({ body: cryptoFeeBody(a.walletAccount) }), a: (a) => ({ body: cryptoFeeBody(a.walletAccount) }) },
-  ],
-  'POST /quotes': [
-    { b: (a, b) => ({ body: quoteBody(a.usd, b.ext) }), a: (a) => ({ body: quoteBody(a.usd, a.ext) }) },
-    { b: (a, b) => ({ body: quoteBody(b.usd, a.ext) }), a: (a) => ({ body: quoteBody(a.usd, a.ext) }) },
-    { b: (a, b) => ({ body: quoteBody(b.usd, a.eur) }), a: (a) => ({ body: quoteBody(a.usd, a.eur) }) },
-    { b: (a, b) => ({ body: { ...quoteBody(b.usd, b.ext), source: { sourceType: 'ACCOUNT', accountId: b.usd, customerId: a.customer } } }), a: (a) => ({ body: { ...quoteBody(a.usd, a.ext), source: { sourceType: 'ACCOUNT', accountId: a.usd, customerId: a.customer } } }) },
-    { b: (a, b) => ({ body: realtimeQuoteBody(a.customer, b.ext) }), a: (a) => ({ body: realtimeQuoteBody(a.customer, a.ext) }) },
-    { b: (a, b) => ({ body: umaQuoteBody(b.usd, a.umaLookup) }), a: (a) => ({ body: umaQuoteBody(a.usd, a.umaLookup) }) },
-    { b: (a, b) => ({ body: { ...quoteBody(b.usd, a.ext), lookupId: a.extLookup } }), a: (a) => ({ body: { ...quoteBody(a.usd, a.ext), lookupId: a.extLookup } }) },
-  ],
-  'POST /sandbox/send': [
-    { b: (a) => ({ body: { quoteId: a.realtimeQuote, currencyCode: 'USD' } }), a: (a) => ({ body: { quoteId: a.realtimeQuote, currencyCode: 'USD' } }) },
-  ],
-  'POST /auth/credentials': [
-    { b: (a) => ({ body: { type: 'EMAIL_OTP', accountId: a.walletAccount, email: 'mallory@example.com' } }), a: (a) => ({ body: { type: 'EMAIL_OTP', accountId: a.walletAccount, email: 'second@example.com' } }) },
-  ],
-  'POST /transfer-in': [
-    { b: (a, b) => ({ body: { source: { accountId: a.ext }, destination: { accountId: b.usd }, amount: 100 } }), a: (a) => ({ body: { source: { accountId: a.ext }, destination: { accountId: a.usd }, amount: 100 } }) },
-    { b: (a, b) => ({ body: { source: { accountId: b.ext }, destination: { accountId: a.usd }, amount: 100 } }), a: (a) => ({ body: { source: { accountId: a.ext }, destination: { accountId: a.usd }, amount: 100 } }) },
-  ],
-  'POST /transfer-out': [
-    // A's exact request, key included: a replay of A's 201 would hand B A's transaction.
-    {
-      b: (a) => ({ body: { source: { accountId: a.usd }, destination: { accountId: a.ext }, amount: 1_000 }, headers: { 'idempotency-key': IDEMPOTENCY_KEY } }),
-      a: (a) => ({ body: { source: { accountId: a.usd }, destination: { accountId: a.ext }, amount: 1_000 }, headers: { 'idempotency-key': IDEMPOTENCY_KEY } }),
-    },
-    // B's own request with A's key: a 422 IDEMPOTENCY_KEY_MISMATCH would tell B that A used the key.
-    {
-      b: (_a, b) => ({ body: { source: { accountId: b.usd }, destination: { accountId: b.ext }, amount: 100 }, headers: { 'idempotency-key': IDEMPOTENCY_KEY } }),
-      a: (a) => ({ body: { source: { accountId: a.usd }, destination: { accountId: a.ext }, amount: 100 }, headers: { 'idempotency-key': IDEMPOTENCY_KEY } }),
-      expect: [201],
-    },
-    { b: (a, b) => ({ body: { source: { accountId: a.usd }, destination: { accountId: b.ext }, amount: 100 } }), a: (a) => ({ body: { source: { accountId: a.usd }, destination: { accountId: a.ext }, amount: 100 } }) },
-    { b: (a, b) => ({ body: { source: { accountId: b.usd }, destination: { accountId: a.ext }, amount: 100 } }), a: (a) => ({ body: { source: { accountId: a.usd }, destination: { accountId: a.ext }, amount: 100 } }) },
-  ],
-  'POST /sandbox/uma/receive': [
-    { b: (a) => ({ body: umaReceiveBody({ customerId: a.customer }) }), a: (a) => ({ body: umaReceiveBody({ customerId: a.customer }) }) },
-    { b: (a) => ({ body: umaReceiveBody({ receiverUmaAddress: a.customerUma }) }), a: (a) => ({ body: umaReceiveBody({ receiverUmaAddress: a.customerUma }) }) },
-  ],
-  'POST /invitations': [
-    { b: (a) => ({ body: { inviterUma: a.customerUma, firstName: 'Mal' } }), a: (a) => ({ body: { inviterUma: a.customerUma, firstName: 'Ada' } }) },
-  ],
-  'POST /verifications': [
-    { b: (a) => ({ body: { customerId: a.customer } }), a: (a) => ({ body: { customerId: a.customer } }) },
-  ],
-  'POST /beneficial-owners': [
-    { b: (a) => ({ body: beneficialOwnerBody(a.business, 'Probe', 10) }), a: (a) => ({ body: beneficialOwnerBody(a.business, 'Second', 10) }) },
-  ],
-  'POST /agents': [
-    { b: (a) => ({ body: { name: 'Mallory agent', customerId: a.customer, policy: agentPolicy() } }), a: (a) => ({ body: { name: 'Second agent', customerId: a.customer, policy: agentPolicy() } }) },
-  ],
-  'POST /documents': [
-    { b: (a) => documentForm(a.customer), a: (a) => documentForm(a.customer) },
-    { b: (a) => documentForm(a.owner), a: (a) => documentForm(a.owner) },
-  ],
-};
-
-/** Writes without path parameters that name no object of the platform's, and why. */
-const NO_REFERENCES: Record<string, string> = {
-  'PATCH /config': "the platform's own settings; no ids of other objects",
-  'POST /sandbox/clock/advance': "moves B's own clock (A's pending quote, checked afterwards, must not expire)",
-  'POST /tokens': 'a name and permissions only',
-  'POST /platform/external-accounts': "B's own platform account; bank details only",
-  'POST /sandbox/webhooks/test': "sends a test event to B's own endpoint",
-  'POST /customers/bulk/csv': "creates B's own customers (the platformCustomerId non-conflict is checked on POST /customers)",
-};
-
-// ---------------------------------------------------------------------------------------------
-// Bodies
-
-function extAccountBody(customerId: string) {
-  return {
-    customerId,
-    currency: 'USD',
-    accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: `55${Date.now() % 1_000_000}001`, routingNumber: '021000021', beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Rita Receiver' } },
-  };
-}
-
-function cryptoFeeBody(internalAccountId: string) {
-  return { internalAccountId, currency: 'USDC', cryptoNetwork: 'SOLANA_MAINNET', amount: 1_000_000, destinationAddress: '7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU' };
-}
-
-function quoteBody(source: string, destination: string, amount = 1_000) {
-  return {
-    source: { sourceType: 'ACCOUNT', accountId: source },
-    destination: { destinationType: 'ACCOUNT', accountId: destination },
-    lockedCurrencySide: 'SENDING',
-    lockedCurrencyAmount: amount,
-  };
-}
-
-function realtimeQuoteBody(customerId: string, destination: string) {
-  return {
-    source: { sourceType: 'REALTIME_FUNDING', customerId, currency: 'USD' },
-    destination: { destinationType: 'ACCOUNT', accountId: destination },
-    lockedCurrencySide: 'SENDING',
-    lockedCurrencyAmount: 3_000,
-  };
-}
-
-function umaQuoteBody(source: string, lookupId: string) {
-  return {
-    lookupId,
-    source: { sourceType: 'ACCOUNT', accountId: source },
-    destination: { destinationType: 'UMA_ADDRESS', umaAddress: SANDBOX_RECEIVER, currency: 'USD' },
-    lockedCurrencySide: 'SENDING',
-    lockedCurrencyAmount: 1_000,
-  };
-}
-
-function umaReceiveBody(to: { customerId?: string; receiverUmaAddress?: string }) {
-  return { senderUmaAddress: SANDBOX_RECEIVER, ...to, receivingCurrencyCode: 'USD', receivingCurrencyAmount: 1_500 };
-}
-
-function documentForm(holder: string): RequestSpec {
-  return { body: { multipart: { documentHolder: holder, documentType: 'PASSPORT', country: 'US' } } };
-}
-
-const SANDBOX_RECEIVER = '$success.usd@sandbox.uma.money';
-/** What sandbox platforms accept as an embedded wallet's signature (docs/embedded-wallets.md#sandbox). */
-const SANDBOX_SIGNATURE = 'sandbox-valid-signature';
-/** The Idempotency-Key of A's transfer-out: B sending it must neither replay A's answer nor learn that A used it. */
-const IDEMPOTENCY_KEY = 'isolation-shared-key';
-
 // ---------------------------------------------------------------------------------------------
 // Requests (sent with app.inject directly, so that an unexpected 2xx is reported, not thrown by
 // the reference check of the shared client)
-
-interface RequestSpec {
-  /** For probes of operations with path parameters: the filled-in path. */
-  path?: string;
-  query?: Record<string, string>;
-  /** JSON, or `{ multipart: fields }` for a form with a PDF file. */
-  body?: unknown;
-  headers?: Record<string, string>;
-}
 
 interface Sent {
   side: 'A' | 'B';
@@ -623,140 +234,6 @@ function idsIn(value: unknown): Set<string> {
 // ---------------------------------------------------------------------------------------------
 // Setup
 
-function ok(res: { status: number; body: any }, status: number, what: string) {
-  expect(res.status, `${what}: ${JSON.stringify(res.body)}`).toBe(status);
-  return res.body;
-}
-
-async function internalAccounts(tp: TestPlatform, customerId: string) {
-  const list = ok(await tp.api.get('/customers/internal-accounts', { customerId, limit: 100 }), 200, 'internal accounts');
-  return list.data as any[];
-}
-
-async function buildA(domain: string): Promise<WorldA> {
-  const tp = await t.createPlatform({ name: `Platform ${MARK}` });
-  const api = tp.api;
-  ok(await api.patch('/config', { umaDomain: domain, webhookEndpoint: receiver.url, embeddedWallets: { currencies: ['USD'] } }), 200, 'A config');
-
-  const tokenName = `${MARK} token`;
-  const token = ok(await api.post('/tokens', { name: tokenName, permissions: ['VIEW'] }), 201, 'token');
-
-  const customerPcid = `iso-a-${Date.now()}`;
-  const customer = ok(
-    await api.post('/customers', { customerType: 'INDIVIDUAL', platformCustomerId: customerPcid, fullName: `Ada ${MARK}`, email: 'ada.alpha@example.com', birthDate: '1990-01-15', nationality: 'US', address: ADDRESS, region: 'US' }),
-    201,
-    'customer',
-  );
-  const accounts = await internalAccounts(tp, customer.id);
-  const usd = accounts.find((a) => a.type === 'INTERNAL_FIAT' && a.balance.currency.code === 'USD').id;
-  const eur = accounts.find((a) => a.type === 'INTERNAL_FIAT' && a.balance.currency.code === 'EUR').id;
-  const document = await uploadDocument(tp, customer.id);
-  const verification = ok(await api.post('/verifications', { customerId: customer.id }), 200, 'verification');
-
-  const business = ok(await api.post('/customers', { customerType: 'BUSINESS', address: ADDRESS, businessInfo: { legalName: `${MARK} Corp`, registrationNumber: 'REG-1' } }), 201, 'business');
-  const owner = ok(await api.post('/beneficial-owners', beneficialOwnerBody(business.id, MARK)), 201, 'beneficial owner');
-
-  const deleted = ok(await api.post('/customers', { customerType: 'INDIVIDUAL', fullName: `Gone ${MARK}` }), 201, 'customer to delete');
-  ok(await api.delete(`/customers/${deleted.id}`), 200, 'delete customer');
-
-  const wallet = await newWallet(tp);
-  const session = await emailSession(t, wallet);
-  const exportChallenge = ok(await api.post(`/internal-accounts/${wallet.accountId}/export`, { clientPublicKey }), 202, 'export challenge');
-  const revokeChallenge = ok(await api.delete(`/auth/sessions/${session.id}`), 202, 'session revocation challenge');
-
-  const ext = await usdAccount(tp, customer.id);
-  const platformExt = ok(
-    await api.post('/platform/external-accounts', { currency: 'USD', accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: '987654001', routingNumber: '021000021', beneficiary: { beneficiaryType: 'BUSINESS', legalName: `${MARK} Treasury` } } }),
-    201,
-    'platform external account',
-  );
-
-  await fund(tp, usd, 1_000_000);
-  const transfer = ok(await api.post('/transfer-out', { source: { accountId: usd }, destination: { accountId: ext }, amount: 1_000 }, { 'idempotency-key': IDEMPOTENCY_KEY }), 201, 'transfer-out');
-
-  const executed = ok(await api.post('/quotes', quoteBody(usd, eur, 2_000)), 201, 'quote to execute');
-  const execution = ok(await api.post(`/quotes/${executed.id}/execute`), 200, 'execute');
-  const pendingQuote = ok(await api.post('/quotes', quoteBody(usd, eur, 2_500)), 201, 'pending quote');
-  const realtimeQuote = ok(await api.post('/quotes', realtimeQuoteBody(customer.id, ext)), 201, 'realtime-funding quote');
-  await fund(tp, wallet.accountId, 50_000);
-  const walletExt = await usdAccount(tp, wallet.customerId);
-  const walletQuote = ok(await api.post('/quotes', quoteBody(wallet.accountId, walletExt, 1_200)), 201, 'wallet quote');
-
-  const umaLookup = ok(await api.get(`/receiver/uma/${encodeURIComponent(SANDBOX_RECEIVER)}`, { customerId: customer.id }), 200, 'UMA lookup');
-  const extLookup = ok(await api.get(`/receiver/external-account/${ext}`, { customerId: customer.id }), 200, 'external account lookup');
-
-  // With a webhook endpoint the platform decides on incoming payments: this one waits for it.
-  const incoming = ok(await api.post('/sandbox/uma/receive', umaReceiveBody({ customerId: customer.id })), 200, 'incoming payment');
-  expect(incoming.status).toBe('PENDING');
-
-  const invitation = ok(await api.post('/invitations', { inviterUma: customer.umaAddress, firstName: 'Ada', amountToSend: 2_500 }), 201, 'invitation');
-
-  const agent = await connectedAgent(t, tp, customer.id, agentPolicy({ defaultExecutionMode: 'APPROVAL_REQUIRED' }), `Agent ${MARK}`);
-  const action = ok(await agent.api.post('/agents/me/transfer-out', { source: { accountId: usd }, destination: { accountId: ext }, amount: 1_500 }), 201, 'agent action');
-  expect(action.status).toBe('PENDING_APPROVAL');
-
-  const csv = `platformCustomerId,customerType,fullName\niso-a-bulk-${Date.now()},INDIVIDUAL,Bulk ${MARK}`;
-  const form = multipart({}, [{ fileName: 'customers.csv', contentType: 'text/csv', content: Buffer.from(csv) }]);
-  const bulk = ok(await api.request({ method: 'POST', path: '/customers/bulk/csv', body: form.payload, headers: { 'content-type': form.contentType } }), 202, 'bulk import');
-
-  ok(await api.post('/sandbox/webhooks/test'), 200, 'webhook test');
-
-  const txQuote = (await api.get(`/quotes/${executed.id}`)).body.transactionId ?? execution.transactionId;
-  const transaction = ok(await api.get(`/transactions/${transfer.id}`), 200, 'transaction');
-  expect(txQuote).toMatch(/^Transaction:/);
-  expect(transaction.reconciliationInstructions?.reference).toEqual(expect.any(String));
-  return {
-    tp,
-    platformId: tp.platform.id,
-    customer: customer.id,
-    customerPcid,
-    customerUma: customer.umaAddress,
-    business: business.id,
-    deleted: deleted.id,
-    usd,
-    eur,
-    walletCustomer: wallet.customerId,
-    walletAccount: wallet.accountId,
-    credential: session.credentialId,
-    session: session.id,
-    ext,
-    platformExt: platformExt.id,
-    token: token.id,
-    tokenClientId: token.clientId,
-    tokenName,
-    pendingQuote: pendingQuote.id,
-    executedQuote: executed.id,
-    realtimeQuote: realtimeQuote.id,
-    walletQuote: walletQuote.id,
-    exportRequestId: exportChallenge.requestId,
-    revokeRequestId: revokeChallenge.requestId,
-    txPending: incoming.id,
-    txTransfer: transfer.id,
-    txQuote,
-    txReference: transaction.reconciliationInstructions?.reference,
-    umaLookup: umaLookup.lookupId,
-    extLookup: extLookup.lookupId,
-    invitation: invitation.code,
-    verification: verification.id,
-    document: document.id,
-    owner: owner.id,
-    agent: agent.id,
-    action: action.id,
-    bulkJob: bulk.jobId,
-  };
-}
-
-async function buildB(domain: string): Promise<WorldB> {
-  const tp = await t.createPlatform({ name: 'Platform Beta' });
-  ok(await tp.api.patch('/config', { umaDomain: domain }), 200, 'B config');
-  const customer = await newCustomer(tp, 'Bea Beta');
-  const uma = (await tp.api.get(`/customers/${customer.id}`)).body.umaAddress;
-  await fund(tp, customer.accounts.USD!, 500_000);
-  const ext = await usdAccount(tp, customer.id);
-  const agent = await connectedAgent(t, tp, customer.id, agentPolicy(), 'Beta agent');
-  return { tp, customer: customer.id, customerPcid: customer.platformCustomerId, customerUma: uma, usd: customer.accounts.USD!, eur: customer.accounts.EUR!, ext, agent: agent.id };
-}
-
 beforeAll(async () => {
   t = await startTestApp();
   receiver = await startWebhookReceiver();
@@ -765,12 +242,12 @@ beforeAll(async () => {
   await t.corridor.app.listen({ port: 0, host: '127.0.0.1' });
   const port = (t.corridor.app.server.address() as AddressInfo).port;
   doc = (await t.anonymous.get('/openapi.json')).body;
-  A = await buildA(`127.0.0.1:${port}`);
-  B = await buildB(`localhost:${port}`);
+  A = await buildA(t, receiver, `127.0.0.1:${port}`);
+  B = await buildB(t, `localhost:${port}`);
 
   const ops = operations();
   snapshotBefore = await snapshotOfA(ops);
-  balancesBefore = await balancesOfA();
+  balancesBefore = await balancesOfA(A);
   eventsOfABefore = await eventsOf(A.platformId);
   // A's secrets: every id in A's view of its objects (no id is shared between platforms).
   const aIds = new Set<string>();
@@ -938,7 +415,7 @@ describe('tenant isolation', () => {
         const spec = probe.b(A, B);
         const b = await send(B.tp, 'B', method, spec.path ?? path, spec);
         referenceAnswers.push({ key, probe, b });
-        if (probe.undo && b.status < 300) ok(await probe.undo(b.body), 200, `undo ${key}`);
+        if (probe.undo && b.status < 300) ok(await probe.undo(b.body, B), 200, `undo ${key}`);
         const leaks = leaked(b);
         if (leaks.length > 0) failures.push(`LEAK ${describeSent(b)}\n    shows A's ${leaks.join(', ')}`);
         if (probe.expect !== undefined) {
@@ -968,7 +445,7 @@ describe('tenant isolation', () => {
     expect((await api.get(`/tokens/${A.token}`)).status).toBe(200);
     expect((await api.get(`/documents/${A.document}`)).body.documentType).toBe('PASSPORT');
     expect((await api.get(`/beneficial-owners/${A.owner}`)).body.ownershipPercentage).not.toBe(1);
-    expect(await balancesOfA()).toEqual(balancesBefore);
+    expect(await balancesOfA(A)).toEqual(balancesBefore);
     // B's probes caused no event (webhook) on A's side, and none of B's events carries A's data
     // (but for the platformCustomerId and UMA address B gave customers of its own, on purpose).
     expect(await eventsOf(A.platformId)).toEqual(eventsOfABefore);
@@ -993,7 +470,7 @@ describe('tenant isolation', () => {
     for (const [key, misses] of found) if (!misses.includes('found')) failures.push(`${key}: finds nothing even for A:\n    ${misses.join('\n    ')}`);
     for (const { key, probe, b } of referenceAnswers) {
       const [method, path] = key.split(' ') as [string, string];
-      const spec = probe.a(A);
+      const spec = probe.a(A, B);
       const a = await send(A.tp, 'A', method, spec.path ?? path, spec);
       if (a.status >= 500 || (probe.expect === undefined && a.status === b.status && a.body?.code === b.body?.code)) {
         failures.push(`${key}: A gets what B got, so B's refusal proves nothing:\n    ${describeSent(a)}\n      vs ${describeSent(b)}`);
