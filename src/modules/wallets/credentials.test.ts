@@ -17,6 +17,7 @@ import {
   walletPlatform,
 } from '../../../test/support/wallets.js';
 import { decryptSessionKey, generateClientKeyPair, signedRetryHeaders } from '../../wallet-client/index.js';
+import { OTP_DAILY_FAILURES, OTP_MAX_ATTEMPTS } from './otp.js';
 
 let t: TestApp;
 let sandbox: TestPlatform;
@@ -140,6 +141,38 @@ describe('EMAIL_OTP on a sandbox platform', () => {
     const res = await sandbox.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: accounts.body.data[0].id });
     expectRefused(res, 400, 'INVALID_INPUT');
     expect(res.body.details.errors[0].field).toBe('email');
+  });
+});
+
+describe('wrong email codes over a day', () => {
+  const advance = (seconds: number) => sandbox.api.post('/sandbox/clock/advance', { seconds });
+
+  it(`after ${OTP_DAILY_FAILURES} wrong codes in a day, even the right code is refused until the first of them is a day old`, async () => {
+    const wallet = await newWallet(sandbox);
+    const created = await wallet.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId });
+    const credentialId = created.body.id as string;
+    const verify = (otp: string) => wallet.api.post(`/auth/credentials/${credentialId}/verify`, { type: 'EMAIL_OTP', otp, clientPublicKey: generateClientKeyPair().publicKey });
+    const wrongFor = (code: string) => (code === '111111' ? '222222' : '111111');
+
+    for (let round = 0; round < OTP_DAILY_FAILURES / OTP_MAX_ATTEMPTS; round++) {
+      if (round > 0) {
+        await advance(91); // past the re-issue limit
+        expect((await wallet.api.post(`/auth/credentials/${credentialId}/challenge`, {})).status).toBe(200);
+      }
+      const code = latestCode(t, credentialId);
+      for (let i = 0; i < OTP_MAX_ATTEMPTS; i++) expectRefused(await verify(wrongFor(code)), 401, 'UNAUTHORIZED', 'Invalid OTP code');
+    }
+    await advance(91);
+    expect((await wallet.api.post(`/auth/credentials/${credentialId}/challenge`, {})).status).toBe(200);
+    const limited = await verify(latestCode(t, credentialId));
+    expectRefused(limited, 429, 'RATE_LIMITED');
+    const wait = Number(limited.headers['retry-after']);
+    expect(wait).toBeGreaterThan(86_400 - 4 * 91 - 10);
+    expect(wait).toBeLessThanOrEqual(86_400);
+
+    await advance(wait);
+    expect((await wallet.api.post(`/auth/credentials/${credentialId}/challenge`, {})).status).toBe(200);
+    await verifyEmail(t, wallet.api, credentialId);
   });
 });
 
