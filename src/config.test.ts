@@ -43,7 +43,15 @@ describe('loadConfig', () => {
     expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_ENDPOINTS: 'true', OIDC_ALLOW_PRIVATE_ISSUERS: '1' })).toMatchObject({ webhookAllowPrivateEndpoints: true, oidcAllowPrivateIssuers: true });
   });
 
+  it('believes X-Forwarded-For only from the proxies TRUST_PROXY names', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.1, 192.168.0.0/16,::1' }).trustProxy).toEqual(['10.0.0.1', '192.168.0.0/16', '::1']);
+  });
+
   it.each([
+    [{ TRUST_PROXY: 'my-proxy' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.1/8/1' }, 'TRUST_PROXY'],
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
     [{ HOST: 'bad host!' }, 'HOST'],

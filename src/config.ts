@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -70,6 +71,8 @@ export interface Config {
   bulkImportMaxRows: number;
   /** The operator's hosted KYC page that `GET /customers/kyc-link` links to; unset: `<PUBLIC_URL>/kyc`. */
   kycLinkUrl?: string;
+  /** Which proxies' X-Forwarded-For to believe for the client's address (TRUST_PROXY); false: none. */
+  trustProxy: boolean | string[];
 }
 
 type Env = Record<string, string | undefined>;
@@ -89,6 +92,20 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (['1', 'true', 'yes'].includes(raw.toLowerCase())) return true;
   if (['0', 'false', 'no'].includes(raw.toLowerCase())) return false;
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+/** `false`, `true` (every proxy), or a comma-separated list of proxy addresses or CIDR ranges. */
+function trustProxy(env: Env, name: string): boolean | string[] {
+  const raw = env[name]?.trim();
+  if (!raw || raw.toLowerCase() === 'false') return false;
+  if (raw.toLowerCase() === 'true') return true;
+  const entries = raw.split(',').map((entry) => entry.trim());
+  const bad = entries.find((entry) => {
+    const [address, prefix, extra] = entry.split('/');
+    return extra !== undefined || !isIP(address) || (prefix !== undefined && !/^\d{1,3}$/.test(prefix));
+  });
+  if (bad !== undefined) throw new ConfigError(name, `must be true, false, or addresses / CIDR ranges separated by commas, got "${bad}"`);
+  return entries;
 }
 
 function url(env: Env, name: string, protocols: string[]): string | undefined {
@@ -192,5 +209,6 @@ export function loadConfig(env: Env = process.env): Config {
     bulkImportMaxBytes: integer(env, 'BULK_IMPORT_MAX_BYTES', 5 * 1_048_576, 1024, 100 * 1_048_576),
     bulkImportMaxRows: integer(env, 'BULK_IMPORT_MAX_ROWS', 10_000, 1, 1_000_000),
     kycLinkUrl: url(env, 'KYC_LINK_URL', ['http:', 'https:']),
+    trustProxy: trustProxy(env, 'TRUST_PROXY'),
   };
 }

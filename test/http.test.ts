@@ -59,6 +59,26 @@ describe('error envelope', () => {
     }
   });
 
+  it('counts failures by the address X-Forwarded-For gives only when TRUST_PROXY names the proxy', async () => {
+    const failUntilLimited = async (app: TestApp, from: string) => {
+      const wrong = apiClient(app.corridor, { clientId: 'guesser', clientSecret: 'w'.repeat(20) });
+      for (let i = 0; i < 20; i++) expect((await wrong.request({ method: 'GET', path: '/config', headers: { 'x-forwarded-for': from } })).status).toBe(401);
+      return (other: string) => wrong.request({ method: 'GET', path: '/config', headers: { 'x-forwarded-for': other } });
+    };
+    const proxied = await startTestApp({ trustProxy: ['127.0.0.1'] });
+    const direct = await startTestApp();
+    try {
+      const viaProxy = await failUntilLimited(proxied, '198.51.100.1');
+      expect((await viaProxy('198.51.100.1')).status).toBe(429);
+      expect((await viaProxy('198.51.100.2')).status).toBe(401);
+      const spoofed = await failUntilLimited(direct, '198.51.100.1');
+      expect((await spoofed('198.51.100.2')).status).toBe(429);
+    } finally {
+      await proxied.close();
+      await direct.close();
+    }
+  });
+
   it('rate limits repeated authentication failures from one address', async () => {
     const limited = await startTestApp();
     try {

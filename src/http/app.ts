@@ -81,7 +81,8 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
     loggerInstance: (options.logger || undefined) as FastifyBaseLogger | undefined,
     logger: options.logger ? undefined : false,
     bodyLimit: config.bodyLimitBytes,
-    trustProxy: false,
+    // Off unless the operator names the proxies: a forged X-Forwarded-For would pick the address that auth failures count against.
+    trustProxy: config.trustProxy,
     // Per-request lines only at debug: at info they would double the logging cost of every call.
     logController: new LogController({ disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace' }),
     return503OnClosing: true,
