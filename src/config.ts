@@ -34,6 +34,8 @@ export interface Config {
   publicUrl: string;
   /** Maximum request body size in bytes. */
   bodyLimitBytes: number;
+  /** Longest a client may take to send a whole request (headers and body); then 408 and the connection closes. */
+  requestTimeoutMs: number;
   /** Lifetime of a quote before it expires. */
   quoteLifetimeSeconds: number;
   /** Size of the PostgreSQL connection pool. */
@@ -190,6 +192,7 @@ export function loadConfig(env: Env = process.env): Config {
     sandboxClientSecret,
     publicUrl: publicUrl.replace(/\/$/, ''),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 64 * 1_048_576),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 60_000, 1_000, 600_000),
     quoteLifetimeSeconds: integer(env, 'QUOTE_LIFETIME_SECONDS', 300, 10, 3600),
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 200),
     runWorkers: boolean(env, 'RUN_WORKERS', true),

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiClient, startTestApp, type TestApp, type TestPlatform } from './support/app.js';
+import { connect } from 'node:net';
+import { apiClient, basicAuth, startTestApp, type TestApp, type TestPlatform } from './support/app.js';
 
 let t: TestApp;
 let p: TestPlatform;
@@ -270,6 +271,26 @@ describe('/openapi.json', () => {
 });
 
 describe('request bodies', () => {
+  it('a client too slow to send its body gets 408 and loses the connection', async () => {
+    const slow = await startTestApp({ requestTimeoutMs: 1_000 });
+    try {
+      const { credentials } = await slow.createPlatform();
+      const address = await slow.corridor.app.listen({ host: '127.0.0.1', port: 0 });
+      const socket = connect(Number(new URL(address).port), '127.0.0.1');
+      const startedMs = Date.now();
+      let answer = '';
+      socket.on('data', (chunk) => (answer += chunk.toString()));
+      const headers = `Host: x\r\nAuthorization: ${basicAuth(credentials)}\r\nContent-Type: application/json\r\nContent-Length: 40`;
+      socket.write(`POST /2025-10-13/tokens HTTP/1.1\r\n${headers}\r\n\r\n{`);
+      await new Promise((resolve) => socket.on('close', resolve));
+      expect(answer).toMatch(/^HTTP\/1\.1 408/);
+      expect(Date.now() - startedMs).toBeGreaterThanOrEqual(900);
+      expect(Date.now() - startedMs).toBeLessThan(5_000);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('lists at most 50 field errors, however many fields are wrong', async () => {
     const body: Record<string, unknown> = { name: 'many', permissions: ['VIEW'] };
     for (let i = 0; i < 5_000; i++) body[`unknown${i}`] = i;

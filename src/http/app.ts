@@ -81,6 +81,11 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
     loggerInstance: (options.logger || undefined) as FastifyBaseLogger | undefined,
     logger: options.logger ? undefined : false,
     bodyLimit: config.bodyLimitBytes,
+    // Fastify's default is no limit: a client sending a byte now and then would hold its
+    // connection forever. Node only enforces the limit given when the server is constructed
+    // (Fastify sets its own option afterwards), and checks connections every second here.
+    requestTimeout: config.requestTimeoutMs,
+    http: { requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1_000 },
     // Off unless the operator names the proxies: a forged X-Forwarded-For would pick the address that auth failures count against.
     trustProxy: config.trustProxy,
     // Per-request lines only at debug: at info they would double the logging cost of every call.
