@@ -42,6 +42,14 @@ describe('corridor CLI', () => {
     expect(result.err).toContain('Usage: corridor');
   });
 
+  it('--help after any command prints the usage and succeeds', async () => {
+    for (const args of [['--help'], ['-h'], ['help'], ['platform', 'create', '--help'], ['token', 'create', '--platform', 'x', '--help']]) {
+      const result = await cli(args);
+      expect(result.code, args.join(' ')).toBe(0);
+      expect(result.out).toContain('Usage: corridor');
+    }
+  });
+
   it('exits non-zero naming a bad variable', async () => {
     const result = await cli(['migrate'], { PORT: 'abc' });
     expect(result.code).toBe(78);

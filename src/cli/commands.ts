@@ -221,7 +221,7 @@ export async function runCli(argv: string[], cliIo: Partial<CliIo> = {}): Promis
   io = { ...io, ...cliIo };
   const [command, sub, ...rest] = argv;
   try {
-    if (!command || command === 'help' || command === '--help') {
+    if (!command || command === 'help' || argv.includes('--help') || argv.includes('-h')) {
       out(USAGE);
       return command ? 0 : 1;
     }
