@@ -2,9 +2,10 @@ import { isIPv6 } from 'node:net';
 import { ServiceError } from './errors.js';
 
 export interface FailureLimiterOptions {
-  /** Failures allowed per key within one window; the next attempt is refused until it ends. */
-  limit: number;
-  windowMs: number;
+  /** Failures allowed per key within one window (default 20); the next attempt is refused until it ends. */
+  limit?: number;
+  /** Default one minute. */
+  windowMs?: number;
   nowMs: () => number;
   /** What a refused caller is told was failing ("authentication attempts"). */
   what: string;
@@ -16,7 +17,7 @@ export interface FailureLimiterOptions {
  * Counts failed attempts per key and refuses (429 RATE_LIMITED with Retry-After) once a key has
  * failed `limit` times in its window.
  */
-export function createFailureLimiter({ limit, windowMs, nowMs, what, maxKeys = 50_000 }: FailureLimiterOptions) {
+export function createFailureLimiter({ limit = 20, windowMs = 60_000, nowMs, what, maxKeys = 50_000 }: FailureLimiterOptions) {
   const failures = new Map<string, { count: number; windowStartMs: number }>();
   return {
     check(key: string): void {

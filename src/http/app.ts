@@ -105,7 +105,7 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '') done(null, undefined);
-    else if (ESCAPED_NUL.test(body as string)) done(invalidInput('body', 'text must not contain NUL characters (\\u0000)', 'format'), undefined);
+    else if ((body as string).includes('\\u0000') && ESCAPED_NUL.test(body as string)) done(invalidInput('body', 'text must not contain NUL characters (\\u0000)', 'format'), undefined);
     else parseJson(request, body as string, done);
   });
   // PostgreSQL text cannot hold NUL; refused here, it would fail the query as a 500.

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest, FastifySchema, RouteOptions } fro
 import { ServiceError } from '../core/errors.js';
 import { addressKey, createFailureLimiter } from '../core/failure-limiter.js';
 import { errors } from './common-schemas.js';
+import { agentTokenIdOf } from '../modules/agents/access-tokens.js';
 import type { Platform, PlatformService } from '../modules/platform/service.js';
 import { grants, type Permission } from '../modules/tokens/schemas.js';
 import type { TokenService } from '../modules/tokens/service.js';
@@ -35,15 +36,23 @@ export function heldBy(request: FastifyRequest): readonly Permission[] {
   return request.principal.kind === 'token' ? request.principal.permissions : [];
 }
 
-/** The id part of a Basic or Bearer credential (never its secret), or '-' when there is none. */
-function credentialIdOf(header: string | undefined): string {
-  if (!header) return '-';
-  const [scheme, value = ''] = header.trim().split(/\s+/, 2);
-  if (scheme.toLowerCase() === 'bearer') return /^agt_([0-9a-f]{16})_/.exec(value)?.[1] ?? '-';
-  if (scheme.toLowerCase() !== 'basic') return '-';
-  const decoded = Buffer.from(value, 'base64').toString('utf8');
+/** An `Authorization: Basic` header's token id and secret, or undefined when it is not one. */
+function basicCredentials(header: string | undefined): { id: string; secret: string } | undefined {
+  if (!header?.toLowerCase().startsWith('basic ')) return undefined;
+  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  return colon > 0 ? decoded.slice(0, Math.min(colon, 200)) : '-';
+  return colon > 0 ? { id: decoded.slice(0, colon), secret: decoded.slice(colon + 1) } : undefined;
+}
+
+/** The bearer token of an `Authorization: Bearer` header, or undefined. */
+function bearerToken(header: string | undefined): string | undefined {
+  return header?.toLowerCase().startsWith('bearer ') ? header.slice(7).trim() : undefined;
+}
+
+/** The id part of the request's credential (never its secret), or '-' when it names none. */
+function credentialIdOf(header: string | undefined): string {
+  const id = basicCredentials(header)?.id ?? agentTokenIdOf(bearerToken(header) ?? '');
+  return id ? id.slice(0, 200) : '-';
 }
 
 function unauthorized(message: string): ServiceError {
@@ -56,16 +65,15 @@ export function installAuth(
 ): void {
   // Failures count per address and credential id: guessing one token's secret is stopped, while
   // a client that shares the address (behind a proxy) but uses another token is not locked out.
-  const limiter = createFailureLimiter({ limit: 20, windowMs: 60_000, nowMs: () => Date.now(), what: 'authentication attempts' });
+  const limiter = createFailureLimiter({ nowMs: () => Date.now(), what: 'authentication attempts' });
   const limiterKey = (request: FastifyRequest) => `${addressKey(request.ip)} ${credentialIdOf(request.headers.authorization)}`;
 
   async function basic(request: FastifyRequest): Promise<void> {
     const header = request.headers.authorization;
-    if (!header || !header.toLowerCase().startsWith('basic ')) throw unauthorized('HTTP Basic credentials are required');
-    const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    if (colon <= 0) throw unauthorized('malformed Basic credentials');
-    const token = await deps.tokens.authenticate(decoded.slice(0, colon), decoded.slice(colon + 1));
+    if (!header?.toLowerCase().startsWith('basic ')) throw unauthorized('HTTP Basic credentials are required');
+    const credentials = basicCredentials(header);
+    if (!credentials) throw unauthorized('malformed Basic credentials');
+    const token = await deps.tokens.authenticate(credentials.id, credentials.secret);
     if (!token) throw unauthorized('invalid API token id or client secret');
     const platform = await deps.platforms.get(token.platformId);
     if (!platform) throw unauthorized('invalid API token id or client secret');
@@ -78,12 +86,10 @@ export function installAuth(
   }
 
   async function bearer(request: FastifyRequest): Promise<void> {
-    const header = request.headers.authorization;
-    if (!header || !header.toLowerCase().startsWith('bearer ')) {
-      throw new ServiceError('UNAUTHORIZED', 'an agent access token is required (Authorization: Bearer …)');
-    }
+    const token = bearerToken(request.headers.authorization);
+    if (token === undefined) throw new ServiceError('UNAUTHORIZED', 'an agent access token is required (Authorization: Bearer …)');
     const authenticator = deps.agents?.();
-    const agent = authenticator ? await authenticator.authenticate(header.slice(7).trim()) : undefined;
+    const agent = authenticator ? await authenticator.authenticate(token) : undefined;
     if (!agent) throw new ServiceError('UNAUTHORIZED', 'invalid or revoked agent access token');
     const platform = await deps.platforms.get(agent.platformId);
     if (!platform) throw new ServiceError('UNAUTHORIZED', 'invalid or revoked agent access token');
@@ -108,8 +114,8 @@ export function installAuth(
 
 /**
  * For the OpenAPI document: every authenticated route of the API can answer 403 (the token lacks
- * the permission, or the agent's policy refuses) and 429 (too many failed authentications from
- * the caller's address), whether or not the route lists them.
+ * the permission, or the agent's policy refuses) and 429 (too many failed authentications with
+ * the caller's credential id from its address), whether or not the route lists them.
  */
 export function documentAuthErrors(schema: FastifySchema | undefined, route: RouteOptions, prefix: string): FastifySchema | undefined {
   const auth = (route.config as { auth?: RouteAuth } | undefined)?.auth ?? 'basic';

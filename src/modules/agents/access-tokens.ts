@@ -13,6 +13,11 @@ import { findAgent, findAgentByTokenId, type AgentRow } from './repository.js';
 import type { AgentPermission } from './policy.js';
 
 const TOKEN_PATTERN = /^agt_([0-9a-f]{16})_([0-9a-f]{48})$/;
+
+/** The id part of an access token (not secret), or undefined when it is not one. */
+export function agentTokenIdOf(accessToken: string): string | undefined {
+  return TOKEN_PATTERN.exec(accessToken)?.[1];
+}
 const CACHE_TTL_MS = 1000;
 const CACHE_MAX = 10_000;
 

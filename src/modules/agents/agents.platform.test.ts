@@ -319,6 +319,15 @@ describe('access tokens', () => {
     expectError(await apiClient(t.corridor, { bearer: forged }).get('/agents/me'), 401, 'UNAUTHORIZED');
   });
 
+  it('20 wrong secrets for one agent token lock that token out from this address, not other agents', async () => {
+    const [target, other] = [await connectedAgent(t, p, alice.id), await connectedAgent(t, p, alice.id)];
+    const forged = apiClient(t.corridor, { bearer: `${target.accessToken.slice(0, 21)}${'e'.repeat(48)}` });
+    for (let i = 0; i < 20; i++) expectError(await forged.get('/agents/me'), 401, 'UNAUTHORIZED');
+    expectError(await forged.get('/agents/me'), 429, 'RATE_LIMITED');
+    expectError(await target.api.get('/agents/me'), 429, 'RATE_LIMITED');
+    expect((await other.api.get('/agents/me')).status).toBe(200);
+  });
+
   it('platform credentials do not work on /agents/me, agent tokens not on platform routes', async () => {
     const agent = await connectedAgent(t, p, alice.id);
     expectError(await p.api.get('/agents/me'), 401, 'UNAUTHORIZED');

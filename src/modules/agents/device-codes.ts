@@ -4,10 +4,10 @@
  * are stored only as SHA-256, expire after 24 hours of the platform clock, and failed lookups
  * count against the caller's address like failed logins.
  */
-import { addressKey, createFailureLimiter } from '../../core/failure-limiter.js';
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
 import type { PlatformRef } from '../../core/context.js';
+import { addressKey, createFailureLimiter } from '../../core/failure-limiter.js';
 import { ServiceError } from '../../core/errors.js';
 import { sha256Hex } from '../../core/secrets.js';
 import type { Database, Trx } from '../../db/database.js';
@@ -39,7 +39,7 @@ export interface DeviceCodeDeps {
 export function createDeviceCodes(deps: DeviceCodeDeps) {
   const { database, clock } = deps;
   // The same per-address limit as HTTP authentication (src/http/auth.ts); codes are the secret.
-  const limiter = createFailureLimiter({ limit: 20, windowMs: 60_000, nowMs: () => clock.realNowMs(), what: 'device code attempts' });
+  const limiter = createFailureLimiter({ nowMs: () => clock.realNowMs(), what: 'device code attempts' });
 
   /** A new code for the agent, in the caller's transaction; earlier unredeemed codes stop working. */
   async function issue(trx: Trx, platform: PlatformRef, agentId: string): Promise<AgentDeviceCodeView> {
@@ -53,11 +53,12 @@ export function createDeviceCodes(deps: DeviceCodeDeps) {
 
   /** Runs `work`, counting a client error against the caller's address. */
   async function guarded<T>(ip: string, work: () => Promise<T>): Promise<T> {
-    limiter.check(addressKey(ip));
+    const key = addressKey(ip);
+    limiter.check(key);
     try {
       return await work();
     } catch (error) {
-      if (error instanceof ServiceError && error.status < 500) limiter.record(addressKey(ip));
+      if (error instanceof ServiceError && error.status < 500) limiter.record(key);
       throw error;
     }
   }

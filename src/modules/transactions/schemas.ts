@@ -100,7 +100,7 @@ export const Transaction = Type.Object(
       ),
     ),
     rateDetails: Type.Optional(RateDetails),
-    failureReason: Type.Optional(StringEnum(FAILURE_REASONS, { description: 'Why the payment ended without completing: on FAILED and REJECTED payments, and QUOTE_EXPIRED on EXPIRED ones.' })),
+    failureReason: Type.Optional(StringEnum(FAILURE_REASONS, { description: 'Why the payment ended without completing: on FAILED payments, and QUOTE_EXPIRED on EXPIRED ones (a payment the platform refused carries rejectionReason instead).' })),
     failureDetail: Type.Optional(
       StringEnum(FAILURE_DETAILS, { description: 'Corridor extension: what the rail reported, finer than failureReason.' }),
     ),

@@ -77,6 +77,18 @@ describe('delivery to an endpoint that became private', () => {
   });
 });
 
+describe('an endpoint whose host does not resolve', () => {
+  it('is accepted by PATCH /config (it may resolve later) and each try fails naming the host', async () => {
+    const production = await t.createPlatform({ mode: 'PRODUCTION' });
+    const url = 'https://hooks.no-such-host.invalid/corridor';
+    expect((await production.api.patch('/config', { webhookEndpoint: url })).status).toBe(200);
+    const { status, body } = await production.api.post('/sandbox/webhooks/test');
+    expect(status).toBe(400);
+    expect(body.code).toBe('WEBHOOK_DELIVERY_ERROR');
+    expect(body.details).toMatchObject({ url, error: expect.stringMatching(/hooks\.no-such-host\.invalid could not be resolved/) });
+  });
+});
+
 describe('WEBHOOK_ALLOW_PRIVATE_ENDPOINTS', () => {
   it('lets production platforms use private endpoints and delivers to them', async () => {
     const allowing = await startTestApp({ webhookAllowPrivateEndpoints: true });
