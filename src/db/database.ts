@@ -123,6 +123,21 @@ function withGenericPlans(connectionString: string): string {
 const fromServer = (error: unknown): boolean => typeof (error as PgError)?.code === 'string' && /^[0-9A-Z]{5}$/.test((error as PgError).code!);
 
 /**
+ * Runs `send` with the connection's socket corked, so that the statements it pipelines leave in
+ * one write: node-postgres corks each extended-protocol statement on its own (and not `begin`
+ * or `commit`), which made a batch one system call per statement.
+ */
+function corked<T>(client: pg.PoolClient, send: () => T): T {
+  const { stream } = (client as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection;
+  stream.cork();
+  try {
+    return send();
+  } finally {
+    stream.uncork();
+  }
+}
+
+/**
  * The batch connections, pipelined. `run` (`runInOneTransaction`) writes BEGIN, the statements and
  * COMMIT at once. After a failed statement PostgreSQL skips the rest (each fails with 25P02) and
  * the COMMIT rolls back, so the first failure is the cause. A failure PostgreSQL did not report
@@ -133,7 +148,7 @@ function batchConnections(connectionString: string) {
   pool.on('error', () => {});
   async function sendAll(statements: Array<{ sql: string; parameters?: readonly unknown[] }>): Promise<void> {
     const client = preparedStatements(await pool.connect());
-    const sent = statements.map((s) => client.query(s.sql, s.parameters as unknown[] | undefined));
+    const sent = corked(client, () => statements.map((s) => client.query(s.sql, s.parameters as unknown[] | undefined)));
     const failure = (await Promise.allSettled(sent)).find((outcome) => outcome.status === 'rejected');
     if (!failure) return client.release();
     const error = failure.reason as Error;
