@@ -1,5 +1,8 @@
-import { describe, expect, it } from 'vitest';
-import { classifyTarget, isPrivateAddress, privateTargetsAllowed } from './outbound.js';
+import type { LookupAddress } from 'node:dns';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { classifyTarget, createPublicFetch, isPrivateAddress, privateTargetsAllowed, publicFetch } from './outbound.js';
 
 describe('isPrivateAddress', () => {
   it.each([
@@ -48,5 +51,59 @@ describe('privateTargetsAllowed', () => {
     expect(privateTargetsAllowed({ mode: 'SANDBOX' }, false)).toBe(true);
     expect(privateTargetsAllowed({ mode: 'PRODUCTION' }, false)).toBe(false);
     expect(privateTargetsAllowed({ mode: 'PRODUCTION' }, true)).toBe(true);
+  });
+});
+
+describe('publicFetch', () => {
+  let server: Server;
+  let port: number;
+  beforeAll(async () => {
+    server = createServer((_req, res) => res.end('reached'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  /** A resolver that answers `answers` for every name (as dns.lookup does with `all: true`). */
+  const resolverAnswering = (...answers: string[]) =>
+    ((_host: string, _options: unknown, callback: (error: Error | null, addresses: LookupAddress[]) => void) =>
+      callback(null, answers.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })))) as unknown as typeof import('node:dns').lookup;
+
+  const causeOf = async (request: Promise<Response>) => {
+    const error = await request.then(() => undefined, (e: unknown) => e as { cause?: { code?: string; message?: string } });
+    return error?.cause;
+  };
+
+  it('reaches the loopback server through the global fetch (so the refusals below are the guard)', async () => {
+    expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe('reached');
+  });
+
+  it('refuses a literal private address', async () => {
+    expect(await causeOf(publicFetch(`http://127.0.0.1:${port}/`))).toMatchObject({ code: 'EPRIVATEADDRESS', message: '127.0.0.1 is a loopback or private address' });
+    expect((await causeOf(publicFetch(`http://[::1]:${port}/`)))?.code).toBe('EPRIVATEADDRESS');
+  });
+
+  it('refuses a name whose answer at connect time is private, though it was public when checked (DNS rebinding)', async () => {
+    let calls = 0;
+    const rebinding = ((_host: string, _options: unknown, callback: (error: Error | null, addresses: LookupAddress[]) => void) =>
+      callback(null, [{ address: calls++ === 0 ? '93.184.215.14' : '127.0.0.1', family: 4 }])) as unknown as typeof import('node:dns').lookup;
+    const guarded = createPublicFetch(rebinding);
+    // The first answer (public) is spent here, as a check before the call would spend it.
+    rebinding('rebind.example', {}, () => {});
+    expect(await causeOf(guarded(`http://rebind.example:${port}/`))).toMatchObject({
+      code: 'EPRIVATEADDRESS',
+      message: 'rebind.example resolved to 127.0.0.1, a loopback or private address',
+    });
+  });
+
+  it('refuses a name with any private address among its answers', async () => {
+    const guarded = createPublicFetch(resolverAnswering('93.184.215.14', '10.0.0.7'));
+    expect((await causeOf(guarded(`http://mixed.example:${port}/`)))?.message).toBe('mixed.example resolved to 10.0.0.7, a loopback or private address');
+  });
+
+  it('lets a name with public answers connect (here it cannot: this machine has no route out)', async () => {
+    const guarded = createPublicFetch(resolverAnswering('93.184.215.14'));
+    const cause = await causeOf(guarded(`http://public.example:${port}/`, { signal: AbortSignal.timeout(300) }));
+    expect(cause?.code).not.toBe('EPRIVATEADDRESS');
   });
 });

@@ -1,5 +1,7 @@
+import { lookup as lookupCallback, type LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
+import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 
 // Addresses a server must not be made to call on someone else's say-so: a tenant's webhook
 // endpoint or identity provider, or the domain a stranger's UMA request names. Loopback, private,
@@ -40,9 +42,9 @@ export function isPrivateAddress(address: string): boolean {
 export type TargetClass = 'public' | 'private' | 'unresolvable';
 
 /**
- * Resolves the URL's host and classifies its addresses. fetch resolves the host again, so a host
- * that changes its DNS answer in between is not caught: this guards against plain pointing, not
- * DNS rebinding.
+ * Resolves the URL's host and classifies its addresses, for a clear answer before a call (or when
+ * a platform sets the URL). The connection resolves the host again: `publicFetch` is what stops a
+ * host whose DNS answer changes in between (DNS rebinding).
  */
 export async function classifyTarget(url: URL): Promise<TargetClass> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
@@ -61,4 +63,54 @@ export async function classifyTarget(url: URL): Promise<TargetClass> {
  */
 export function privateTargetsAllowed(platform: { mode: 'SANDBOX' | 'PRODUCTION' }, operatorAllows: boolean): boolean {
   return platform.mode === 'SANDBOX' || operatorAllows;
+}
+
+/** Why a guarded connection was refused: its host is, or resolved to, a private address. */
+export class PrivateAddressError extends Error {
+  readonly code = 'EPRIVATEADDRESS';
+  constructor(host: string, address: string) {
+    super(host === address ? `${host} is a loopback or private address` : `${host} resolved to ${address}, a loopback or private address`);
+  }
+}
+
+type Lookup = typeof lookupCallback;
+
+/**
+ * dns.lookup that answers only when every address of the host is public. The connection is made
+ * to an address this lookup returned, so no later DNS answer can point it elsewhere.
+ */
+function publicOnlyLookup(resolve: Lookup): Lookup {
+  return ((hostname: string, options: { all?: boolean }, callback: (error: Error | null, address?: string | LookupAddress[], family?: number) => void) => {
+    resolve(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error);
+      const refused = addresses.find((a) => isPrivateAddress(a.address));
+      if (refused) return callback(new PrivateAddressError(hostname, refused.address));
+      if (options.all) return callback(null, addresses);
+      return callback(null, addresses[0].address, addresses[0].family);
+    });
+  }) as Lookup;
+}
+
+/**
+ * fetch whose connections reach public addresses only: a literal private address is refused, and
+ * a name is resolved by `publicOnlyLookup` as the socket connects. `resolve` is for tests.
+ */
+export function createPublicFetch(resolve: Lookup = lookupCallback): typeof fetch {
+  const connector = buildConnector({ lookup: publicOnlyLookup(resolve) });
+  const connect: buildConnector.connector = (options, callback) => {
+    const host = options.hostname.replace(/^\[|\]$/g, '');
+    if (isIP(host) && isPrivateAddress(host)) return callback(new PrivateAddressError(host, host), null);
+    connector(options, callback);
+  };
+  const dispatcher = new Agent({ connect });
+  // undici's fetch is the one Node ships; its Response is the WHATWG one the callers read.
+  return ((input: string | URL, init?: RequestInit) => undiciFetch(input, { ...(init as object), dispatcher })) as unknown as typeof fetch;
+}
+
+/** The fetch for targets that must be public. */
+export const publicFetch = createPublicFetch();
+
+/** The fetch for a call: `publicFetch`, or the global fetch when private targets are allowed. */
+export function fetchFor(allowPrivate: boolean): typeof fetch {
+  return allowPrivate ? fetch : publicFetch;
 }

@@ -1,6 +1,6 @@
 import { PubKeyResponse } from '@uma-sdk/core';
 import type { Clock } from '../../core/clock.js';
-import { classifyTarget } from '../../core/outbound.js';
+import { classifyTarget, fetchFor } from '../../core/outbound.js';
 
 /** Whether counterparty calls may go to loopback and private addresses (UMA_ALLOW_PRIVATE_COUNTERPARTIES). */
 export interface NetworkPolicy {
@@ -10,7 +10,7 @@ export interface NetworkPolicy {
 /**
  * Refuses a call whose host is, or resolves to, a loopback or private address, unless the policy
  * allows it (development, tests): an lnurlp or pay request names the sender's domain, and Corridor
- * fetches that domain's keys. Not proof against DNS rebinding (see `classifyTarget`).
+ * fetches that domain's keys. The call itself connects to public addresses only (`fetchFor`).
  */
 async function assertReachableTarget(url: URL, policy: NetworkPolicy): Promise<void> {
   if (policy.allowPrivate) return;
@@ -89,7 +89,7 @@ export async function callCounterparty(url: string, init: { method: 'GET' | 'POS
   await assertReachableTarget(new URL(url), policy);
   let response: Response;
   try {
-    response = await fetch(url, {
+    response = await fetchFor(policy.allowPrivate)(url, {
       method: init.method,
       body: init.body,
       headers: { accept: 'application/json', ...(init.body !== undefined && { 'content-type': 'application/json' }) },

@@ -1,5 +1,5 @@
-import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
-import { classifyTarget, privateTargetsAllowed } from '../../core/outbound.js';
+import { createRemoteJWKSet, customFetch, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
+import { classifyTarget, fetchFor, privateTargetsAllowed } from '../../core/outbound.js';
 import type { OidcIssuerSettings } from '../platform/embedded-wallets.js';
 
 /** ID tokens must have been issued at most this long before the request (SPEC §8). */
@@ -53,7 +53,7 @@ export interface OidcNetworkPolicy {
 /** The platform a token is verified for: sandbox platforms may use issuers on private addresses. */
 type PlatformMode = { mode: 'SANDBOX' | 'PRODUCTION' };
 
-/** Refuses to fetch from a host that does not resolve or is a private address (not proof against DNS rebinding). */
+/** Refuses, with a clear reason, a host that does not resolve or is a private address (the fetch itself is guarded too: `fetchFor`). */
 async function assertCallable(url: URL, what: string): Promise<void> {
   const target = await classifyTarget(url);
   if (target === 'unresolvable') throw new OidcError(`the ${what} host ${url.host} could not be resolved`);
@@ -74,7 +74,7 @@ export function createOidcVerifier(policy: OidcNetworkPolicy) {
     if (hit && hit.expiresAtMs > Date.now()) return hit.jwksUri;
     const url = new URL(`${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`);
     if (!allowPrivate) await assertCallable(url, 'issuer');
-    const response = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+    const response = await fetchFor(allowPrivate)(url, { redirect: 'manual', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
     if (!response.ok) throw new OidcError(`the issuer's discovery document answered HTTP ${response.status}`);
     const document = (await response.json()) as { issuer?: string; jwks_uri?: string };
     if (document.issuer !== issuer || typeof document.jwks_uri !== 'string') throw new OidcError('the issuer\'s discovery document is not valid');
@@ -87,10 +87,12 @@ export function createOidcVerifier(policy: OidcNetworkPolicy) {
     const uri = new URL(settings.jwksUri ?? (await discover(settings.issuer, allowPrivate)));
     // Checked on every use: the key set fetches again whenever it meets an unknown key id.
     if (!allowPrivate) await assertCallable(uri, 'JWKS');
-    let set = keySets.get(uri.href);
+    // Per network policy too: a set keeps the fetch it was made with.
+    const key = `${allowPrivate}|${uri.href}`;
+    let set = keySets.get(key);
     if (!set) {
-      set = createRemoteJWKSet(uri, { timeoutDuration: FETCH_TIMEOUT_MS });
-      keySets.set(uri.href, set);
+      set = createRemoteJWKSet(uri, { timeoutDuration: FETCH_TIMEOUT_MS, [customFetch]: fetchFor(allowPrivate) });
+      keySets.set(key, set);
     }
     return set;
   }

@@ -1,5 +1,5 @@
 import type { EventType } from '../../core/events.js';
-import { classifyTarget } from '../../core/outbound.js';
+import { classifyTarget, fetchFor } from '../../core/outbound.js';
 import type { SigningKeys } from './keys.js';
 
 export const SIGNATURE_HEADER = 'X-Service-Signature';
@@ -70,11 +70,12 @@ async function refusalOf(url: URL): Promise<DeliveryOutcome | undefined> {
   }
 }
 
-async function post(url: string, body: Buffer, signature: string, { timeoutMs, shutdown }: SendOptions): Promise<DeliveryOutcome> {
+async function post(url: string, body: Buffer, signature: string, { timeoutMs, shutdown, allowPrivate }: SendOptions): Promise<DeliveryOutcome> {
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = shutdown ? AbortSignal.any([timeout, shutdown]) : timeout;
   try {
-    const response = await fetch(url, {
+    // Connects only to a public address when private ones are not allowed, whatever DNS answers now.
+    const response = await fetchFor(allowPrivate)(url, {
       method: 'POST',
       body: new Uint8Array(body),
       headers: { 'content-type': 'application/json', 'user-agent': USER_AGENT, [SIGNATURE_HEADER]: signature },
