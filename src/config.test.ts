@@ -38,6 +38,13 @@ describe('loadConfig', () => {
     expect(loadConfig({ WEBHOOK_CONCURRENCY: '8' })).toMatchObject({ webhookConcurrency: 8, webhookPlatformConcurrency: 8 });
   });
 
+  it('reads the document quota', () => {
+    expect(loadConfig({})).toMatchObject({ documentsPerCustomer: 100, documentStoragePerPlatform: 10 * 1024 ** 3 });
+    expect(loadConfig({ DOCUMENTS_PER_CUSTOMER: '5', DOCUMENT_STORAGE_PER_PLATFORM: '1048576' })).toMatchObject({ documentsPerCustomer: 5, documentStoragePerPlatform: 1_048_576 });
+    expect(() => loadConfig({ DOCUMENTS_PER_CUSTOMER: '0' })).toThrow(ConfigError);
+    expect(() => loadConfig({ DOCUMENT_STORAGE_PER_PLATFORM: '1000' })).toThrow(ConfigError);
+  });
+
   it('lets production platforms reach private addresses only when told to', () => {
     expect(loadConfig({})).toMatchObject({ umaAllowPrivateCounterparties: false, webhookAllowPrivateEndpoints: false, oidcAllowPrivateIssuers: false });
     expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_ENDPOINTS: 'true', OIDC_ALLOW_PRIVATE_ISSUERS: '1' })).toMatchObject({ webhookAllowPrivateEndpoints: true, oidcAllowPrivateIssuers: true });

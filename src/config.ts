@@ -67,6 +67,10 @@ export interface Config {
   documentsDir: string;
   /** Largest accepted verification document file. */
   documentMaxBytes: number;
+  /** Most documents one customer (with its beneficial owners) may hold. */
+  documentsPerCustomer: number;
+  /** Most bytes of documents one platform may store. */
+  documentStoragePerPlatform: number;
   /** Largest accepted bulk customer CSV file. */
   bulkImportMaxBytes: number;
   /** Most data rows in one bulk customer CSV file. */
@@ -209,6 +213,8 @@ export function loadConfig(env: Env = process.env): Config {
     oidcAllowPrivateIssuers: boolean(env, 'OIDC_ALLOW_PRIVATE_ISSUERS', false),
     documentsDir: env.DOCUMENTS_DIR || (dataDir === 'memory' ? join(tmpdir(), 'corridor-documents') : join(dataDir, 'documents')),
     documentMaxBytes: integer(env, 'DOCUMENT_MAX_BYTES', 10 * 1_048_576, 1024, 100 * 1_048_576),
+    documentsPerCustomer: integer(env, 'DOCUMENTS_PER_CUSTOMER', 100, 1, 100_000),
+    documentStoragePerPlatform: integer(env, 'DOCUMENT_STORAGE_PER_PLATFORM', 10 * 1024 * 1_048_576, 1_048_576, 2 ** 50),
     bulkImportMaxBytes: integer(env, 'BULK_IMPORT_MAX_BYTES', 5 * 1_048_576, 1024, 100 * 1_048_576),
     bulkImportMaxRows: integer(env, 'BULK_IMPORT_MAX_ROWS', 10_000, 1, 1_000_000),
     kycLinkUrl: url(env, 'KYC_LINK_URL', ['http:', 'https:']),

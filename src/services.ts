@@ -142,6 +142,7 @@ export function createServices(deps: CoreDeps) {
     platforms,
     documentsDir: config.documentsDir,
     documentMaxBytes: config.documentMaxBytes,
+    documentQuota: { perCustomer: config.documentsPerCustomer, platformBytes: config.documentStoragePerPlatform },
     kycLinkBase: config.kycLinkUrl ?? `${config.publicUrl}/kyc`,
     wakeWebhooks,
   });

@@ -4,6 +4,13 @@ import type { Database } from '../../db/database.js';
 import type { CustomerService } from '../customers/service.js';
 import type { PlatformService } from '../platform/service.js';
 
+export interface DocumentQuota {
+  /** Most documents of one customer and its beneficial owners. */
+  perCustomer: number;
+  /** Most bytes stored for one platform. */
+  platformBytes: number;
+}
+
 export interface ComplianceServiceDeps {
   database: Database;
   clock: Clock;
@@ -14,6 +21,8 @@ export interface ComplianceServiceDeps {
   documentsDir: string;
   /** Largest accepted document file (config.documentMaxBytes). */
   documentMaxBytes: number;
+  /** Storage quota (config.documentsPerCustomer, config.documentStoragePerPlatform); unlimited when absent. */
+  documentQuota?: DocumentQuota;
   /** Base of KYC links (config.kycLinkUrl, else `<PUBLIC_URL>/kyc`). */
   kycLinkBase: string;
   /** Nudges webhook delivery after status changes. */

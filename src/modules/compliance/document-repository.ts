@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Executor, Trx } from '../../db/database.js';
 import { keysetPage } from '../../http/pagination.js';
 import type { DocumentContentType, DocumentListQuery, DocumentType } from './document-schemas.js';
@@ -28,6 +29,22 @@ export interface DocumentRow {
 }
 
 export type DocumentChanges = Omit<DocumentRow, 'id' | 'platform_id' | 'holder_id' | 'customer_id' | 'created_at'>;
+
+/**
+ * Takes the platform's document lock until commit, so that concurrent uploads check the quota
+ * one after another (an advisory lock: the platform's row is read by every write and stays free).
+ */
+export async function lockPlatformDocuments(trx: Trx, platformId: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`documents:${platformId}`}, 0))`.execute(trx);
+}
+
+/** How many documents the customer holds, and how many bytes the platform stores. */
+export async function documentUsage(ex: Executor, platformId: string, customerId: string): Promise<{ customerDocuments: number; platformBytes: number }> {
+  const { rows } = await sql<{ customer_documents: number; platform_bytes: number }>`
+    select (select count(*) from documents where platform_id = ${platformId} and customer_id = ${customerId})::int as customer_documents,
+           (select coalesce(sum(size_bytes), 0) from documents where platform_id = ${platformId})::bigint as platform_bytes`.execute(ex);
+  return { customerDocuments: rows[0].customer_documents, platformBytes: rows[0].platform_bytes };
+}
 
 export async function insertDocument(trx: Trx, row: DocumentRow): Promise<void> {
   await trx.insertInto('documents').values(row).execute();

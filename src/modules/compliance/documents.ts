@@ -2,11 +2,11 @@ import type { ServiceContext } from '../../core/context.js';
 import { isCountryCode } from '../../core/countries.js';
 import { invalidInput, ServiceError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
-import type { Executor } from '../../db/database.js';
+import type { Executor, Trx } from '../../db/database.js';
 import type { UploadedFile } from '../../http/multipart.js';
 import type { Page } from '../../http/pagination.js';
 import type { Platform } from '../platform/service.js';
-import type { ComplianceServiceDeps } from './deps.js';
+import type { ComplianceServiceDeps, DocumentQuota } from './deps.js';
 import * as repo from './document-repository.js';
 import type { DocumentChanges, DocumentRow } from './document-repository.js';
 import type { DocumentContentType, DocumentListQuery, DocumentReplaceForm, DocumentUploadForm, DocumentView } from './document-schemas.js';
@@ -75,6 +75,26 @@ function contentOf(form: DocumentReplaceForm, file: UploadedFile, type: Document
 
 const documentNotFound = () => new ServiceError('NOT_FOUND', 'document not found');
 
+const MIB = 1_048_576;
+const inMiB = (bytes: number) => `${Math.round((bytes / MIB) * 10) / 10} MiB`;
+
+/**
+ * Refuses a write past the storage quota, in the caller's transaction after the platform's
+ * document lock: `adding` documents to the customer, and `bytes` more stored for the platform
+ * (negative when a replacement is smaller).
+ */
+async function checkQuota(trx: Trx, quota: DocumentQuota | undefined, platformId: string, customerId: string, adding: number, bytes: number): Promise<void> {
+  if (!quota) return;
+  await repo.lockPlatformDocuments(trx, platformId);
+  const usage = await repo.documentUsage(trx, platformId, customerId);
+  if (adding > 0 && usage.customerDocuments + adding > quota.perCustomer) {
+    throw invalidInput('documentHolder', `the customer already holds ${usage.customerDocuments} documents, the most allowed (DOCUMENTS_PER_CUSTOMER); delete one first`, 'documentQuota');
+  }
+  if (bytes > 0 && usage.platformBytes + bytes > quota.platformBytes) {
+    throw invalidInput('file', `the platform's documents would take ${inMiB(usage.platformBytes + bytes)}, more than its ${inMiB(quota.platformBytes)} (DOCUMENT_STORAGE_PER_PLATFORM)`, 'storageQuota');
+  }
+}
+
 export interface DocumentDeps extends ComplianceServiceDeps {
   store: DocumentStore;
   /** The business a BeneficialOwner id belongs to (undefined when unknown on the platform). */
@@ -124,6 +144,7 @@ export function createDocuments(deps: DocumentDeps) {
     const now = clock.now(platform);
     return keepWhile(file!, platform.id, id, type, (key) =>
       ctx.tx(async (trx) => {
+        await checkQuota(trx, deps.documentQuota, platform.id, customerId, 1, file!.size);
         const row: DocumentRow = { id, platform_id: platform.id, holder_id: form.documentHolder, customer_id: customerId, created_at: now, ...contentOf(form, file!, type, key, now) };
         await repo.insertDocument(trx, row);
         return present(row);
@@ -141,6 +162,7 @@ export function createDocuments(deps: DocumentDeps) {
       ctx.tx(async (trx) => {
         const current = await repo.findDocument(trx, platform.id, id, true);
         if (!current) throw documentNotFound();
+        await checkQuota(trx, deps.documentQuota, platform.id, current.customer_id, 0, file!.size - current.size_bytes);
         oldKey = current.storage_key;
         return present(await repo.replaceDocument(trx, id, contentOf(form, file!, type, key, clock.now(platform))));
       }),
