@@ -96,9 +96,13 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** The wallet key of test servers (any 32 bytes but the development key's). */
+const TEST_WALLET_KEY = '7465'.repeat(16);
+
 export function testConfig(overrides: Partial<Config> = {}): Config {
-  // Tests run UMA counterparties on loopback, which production configurations refuse to call.
-  return { ...loadConfig({ LOG_LEVEL: 'info', DATA_DIR: 'memory', UMA_ALLOW_PRIVATE_COUNTERPARTIES: 'true' }), ...overrides };
+  // Tests run UMA counterparties on loopback, which production configurations refuse to call, and
+  // make production wallets, which the development wallet key may not protect.
+  return { ...loadConfig({ LOG_LEVEL: 'info', DATA_DIR: 'memory', UMA_ALLOW_PRIVATE_COUNTERPARTIES: 'true', WALLET_ENCRYPTION_KEY: TEST_WALLET_KEY }), ...overrides };
 }
 
 /**

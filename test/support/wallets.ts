@@ -66,11 +66,14 @@ export async function verifyEmail(t: TestApp, api: ApiClient, credentialId: stri
   return { id: response.body.id, key: await decryptSessionKey(response.body.encryptedSessionSigningKey, client.privateKey), response };
 }
 
-/** Registers the wallet's first credential (EMAIL_OTP) and opens a session with it. */
-export async function emailSession(t: TestApp, wallet: Wallet): Promise<OpenedSession & { credentialId: string }> {
+/**
+ * Registers the wallet's first credential (EMAIL_OTP) and opens a session with it. The code comes
+ * from the development outbox, or from `mailbox` (production platforms only ever email it).
+ */
+export async function emailSession(t: TestApp, wallet: Wallet, mailbox?: { latestCode(to: string): string }): Promise<OpenedSession & { credentialId: string }> {
   const created = await wallet.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId, email: wallet.email });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
-  return { ...(await verifyEmail(t, wallet.api, created.body.id)), credentialId: created.body.id };
+  return { ...(await verifyEmail(t, wallet.api, created.body.id, mailbox?.latestCode(wallet.email))), credentialId: created.body.id };
 }
 
 /** Runs a protected request: expects the 202, signs its payload with `session`, repeats it signed. */

@@ -1,15 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { balances, expectLedgerClean, usdAccount } from '../../../test/support/quotes.js';
+import { smtpSink, type SmtpSink } from '../../../test/support/smtp-sink.js';
 import { emailSession, newWallet, walletPlatform, walletQuote, type Wallet } from '../../../test/support/wallets.js';
 import { buildStamp, signPayload } from '../../wallet-client/index.js';
 
 let t: TestApp;
+let sink: SmtpSink;
 
 beforeAll(async () => {
-  t = await startTestApp();
+  // Production codes are only ever emailed: they arrive at a loopback SMTP server.
+  sink = await smtpSink();
+  t = await startTestApp({ smtpUrl: `smtp://127.0.0.1:${sink.port}` });
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  sink.server.close();
+});
 
 async function fundedWalletQuote(tp: TestPlatform, wallet: Wallet, amount = 5_000) {
   await tp.api.post(`/sandbox/internal-accounts/${wallet.accountId}/fund`, { amount: 100_000 });
@@ -47,7 +54,7 @@ describe('executing a quote from an embedded wallet', () => {
   it('production: a real session signature executes a conversion; the sandbox magic value is refused', async () => {
     const tp = await walletPlatform(t, 'PRODUCTION');
     const wallet = await newWallet(tp);
-    const session = await emailSession(t, wallet);
+    const session = await emailSession(t, wallet, sink);
     // Production has no sandbox funding: credit the wallet through the ledger as a deposit would.
     const source = await t.corridor.services.ledger.systemAccount(tp.platform.id, 'USD', 'RAIL_SETTLEMENT');
     await t.corridor.database.db.transaction().execute((trx) =>

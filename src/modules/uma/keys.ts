@@ -5,12 +5,17 @@ import type { Clock } from '../../core/clock.js';
 import type { Database } from '../../db/database.js';
 import * as repo from './repository.js';
 import { selfSignedCertificate } from './x509.js';
+import { refuseDevelopmentKeyFor } from '../wallets/crypto/secrets.js';
 
 /** Seals secrets at rest (the AES-256-GCM key derived from WALLET_ENCRYPTION_KEY). */
 export interface Sealer {
+  isDevelopmentKey: boolean;
   encrypt(plaintext: string, context: string): string;
   decrypt(stored: string, context: string): string;
 }
+
+/** The platform a key is for. */
+type KeyOwner = { id: string; umaDomain: string; mode: 'SANDBOX' | 'PRODUCTION' };
 
 export interface PlatformKey {
   /** Raw 32-byte secp256k1 scalar, as the UMA SDK takes it. */
@@ -85,9 +90,10 @@ export function createUmaKeys(deps: { database: Database; clock: Clock; sealer: 
     return { privateKeyBytes: new Uint8Array(Buffer.from(d, 'base64url')), publicKeyHex: stored.publicKey, certificateHex: stored.certificate };
   }
 
-  async function load(platform: { id: string; umaDomain: string }): Promise<PlatformKey> {
+  async function load(platform: KeyOwner): Promise<PlatformKey> {
     let stored = await repo.findKey(deps.database.db, platform.id);
     if (!stored) {
+      refuseDevelopmentKeyFor(deps.sealer, platform);
       const now = new Date(deps.clock.realNowMs());
       const fresh = generate(platform.umaDomain, now);
       const sealedPrivateKey = deps.sealer.encrypt(fresh.pem, sealContext(platform.id));
@@ -99,7 +105,7 @@ export function createUmaKeys(deps: { database: Database; clock: Clock; sealer: 
   }
 
   /** The platform's key, created on first use (concurrent first uses agree on one key). */
-  function get(platform: { id: string; umaDomain: string }): Promise<PlatformKey> {
+  function get(platform: KeyOwner): Promise<PlatformKey> {
     let key = cache.get(platform.id);
     if (!key) {
       key = load(platform);
@@ -110,7 +116,7 @@ export function createUmaKeys(deps: { database: Database; clock: Clock; sealer: 
   }
 
   /** The body of GET /.well-known/lnurlpubkey (UMAD-02), with the raw keys for older clients. */
-  async function pubKeyResponse(platform: { id: string; umaDomain: string }) {
+  async function pubKeyResponse(platform: KeyOwner) {
     const key = await get(platform);
     return {
       signingCertChain: [key.certificateHex],

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { ServiceError } from '../../core/errors.js';
 import { errors } from '../../http/common-schemas.js';
 import type { Api } from '../../http/types.js';
 import type { Services } from '../../services.js';
@@ -69,6 +70,8 @@ async function answer(reply: FastifyReply, work: () => Promise<unknown>): Promis
     return await work();
   } catch (error) {
     if (error instanceof ProtocolError) return reply.code(error.httpStatus).send(error.body());
+    // An operator-side refusal (no WALLET_ENCRYPTION_KEY for a production key), in LNURL's error shape.
+    if (error instanceof ServiceError) return reply.code(error.status).send({ status: 'ERROR', reason: error.message, code: error.code });
     reply.log.error({ err: error }, 'UMA protocol request failed');
     return reply.code(500).send({ status: 'ERROR', reason: 'unexpected error', code: 'INTERNAL_ERROR' });
   }

@@ -87,6 +87,7 @@ export function createAuthenticationFlows(deps: WalletDeps, core: WalletCore) {
     const credential = await core.requireCredential(ctx.platform, id);
     if (credential.type === 'PASSKEY') return passkeyChallenge(ctx, credential, body?.clientPublicKey);
     if (credential.type === 'OAUTH') return presentCredential(credential); // nothing to issue: verify with a fresh token
+    deps.mailer.refuseWithoutDelivery(ctx.platform.mode);
     let email: OtpEmail | undefined;
     const view = await ctx.tx(async (trx) => {
       const locked = await repo.lockCredential(trx, ctx.platform.id, credential.id);

@@ -11,7 +11,7 @@ import type { CustomerService } from '../customers/service.js';
 import type { Platform } from '../platform/service.js';
 import { sealCredentialBundle } from './crypto/hpke.js';
 import { newSessionKeyPair, parseUncompressedPublicKey } from './crypto/keys.js';
-import type { WalletKeys } from './crypto/secrets.js';
+import { refuseDevelopmentKeyFor, type WalletKeys } from './crypto/secrets.js';
 import type { OidcVerifier } from './oidc.js';
 import { OTP_LIFETIME_SECONDS, newOtpCode, type OtpEmail, type OtpMailer } from './otp.js';
 import * as repo from './repository.js';
@@ -93,7 +93,10 @@ export function createWalletCore(deps: WalletDeps) {
 
   /** Locks the wallet's row (creating it, with a fresh encrypted mnemonic, on first use); returns the encrypted mnemonic. */
   function lockWallet(trx: Trx, platform: Platform, accountId: string): Promise<string> {
-    const fresh = () => keys.encrypt(generateMnemonic(wordlist, 256), accountId);
+    const fresh = () => {
+      refuseDevelopmentKeyFor(keys, platform);
+      return keys.encrypt(generateMnemonic(wordlist, 256), accountId);
+    };
     return repo.lockWallet(trx, platform.id, accountId, fresh, clock.now(platform));
   }
 

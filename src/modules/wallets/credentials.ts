@@ -149,6 +149,7 @@ export function createCredentialFlows(deps: WalletDeps, core: WalletCore) {
     const account = await core.requireWallet(platform, input.accountId);
     const existing = await repo.listCredentials(database.db, platform.id, account.id);
     if (existing.some((c) => c.type === input.type)) throw alreadyExists(input.type);
+    if (input.type === 'EMAIL_OTP') deps.mailer.refuseWithoutDelivery(platform.mode);
     const proof = await prove(platform, account, input);
     let signature: VerifiedSignature | undefined;
     if (existing.length > 0) {

@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
+import { ServiceError } from '../../core/errors.js';
 
 /** One-time passwords: 6 random digits, valid 10 minutes, 5 wrong tries burn the code. */
 export const OTP_LIFETIME_SECONDS = 600;
@@ -54,7 +55,9 @@ export function createOtpMailer(options: { smtpUrl?: string; smtpFrom: string; l
   }
 
   async function send(email: OtpEmail, mode: 'SANDBOX' | 'PRODUCTION'): Promise<void> {
-    if (!transport || mode === 'SANDBOX') return toOutbox(email);
+    if (mode === 'SANDBOX') return toOutbox(email);
+    // A production code is never logged: refuseWithoutDelivery keeps requests from getting here.
+    if (!transport) throw new Error('SMTP_URL is not set');
     const minutes = Math.round((email.expiresAt.getTime() - Date.now()) / 60_000);
     await transport.sendMail({
       from: options.smtpFrom,
@@ -65,6 +68,15 @@ export function createOtpMailer(options: { smtpUrl?: string; smtpFrom: string; l
   }
 
   return {
+    /**
+     * Refuses (before anything is written) to issue a production platform a code that could only
+     * be logged: without SMTP_URL no email leaves, and a code in the log is a code for whoever reads it.
+     */
+    refuseWithoutDelivery(mode: 'SANDBOX' | 'PRODUCTION'): void {
+      if (mode === 'PRODUCTION' && !transport) {
+        throw new ServiceError('SERVICE_UNAVAILABLE', 'this server has no SMTP_URL, so it cannot email one-time passwords for production platforms; the operator must set it');
+      }
+    },
     /** Delivers the code; failures are logged (without the code), never thrown: the client can ask for a new code. */
     async deliver(email: OtpEmail, mode: 'SANDBOX' | 'PRODUCTION'): Promise<void> {
       try {

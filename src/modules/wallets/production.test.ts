@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { OidcIssuer } from '../../../test/support/oidc-issuer.js';
+import { smtpSink, type SmtpSink } from '../../../test/support/smtp-sink.js';
 import { SoftwareAuthenticator } from '../../../test/support/webauthn-authenticator.js';
 import {
   emailSession,
   expectRefused,
-  latestCode,
   newWallet,
   ORIGIN,
   passkeyBody,
@@ -19,12 +19,15 @@ import { decryptSessionKey, generateClientKeyPair } from '../../wallet-client/in
 let t: TestApp;
 let issuer: OidcIssuer;
 let production: TestPlatform;
+let sink: SmtpSink;
 const AUDIENCE = 'corridor-test-client';
 const now = () => Math.floor(Date.now() / 1000);
 
 beforeAll(async () => {
   // The test issuer runs on loopback, which production platforms may use only with this switch.
-  t = await startTestApp({ oidcAllowPrivateIssuers: true });
+  // Production codes are only ever emailed: they arrive at a loopback SMTP server.
+  sink = await smtpSink();
+  t = await startTestApp({ oidcAllowPrivateIssuers: true, smtpUrl: `smtp://127.0.0.1:${sink.port}` });
   issuer = await OidcIssuer.start();
   production = await walletPlatform(t, 'PRODUCTION', {
     passkey: { rpId: RP_ID, rpName: 'Wallet Test', origins: [ORIGIN] },
@@ -34,13 +37,14 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.close();
   await issuer.close();
+  sink.server.close();
 });
 
 describe('production EMAIL_OTP', () => {
   it('opens a session with the emailed code, once', async () => {
     const wallet = await newWallet(production);
     const created = await wallet.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId });
-    const code = latestCode(t, created.body.id);
+    const code = sink.latestCode(wallet.email);
     const body = (otp: string) => ({ type: 'EMAIL_OTP', otp, clientPublicKey: generateClientKeyPair().publicKey });
     expectRefused(await wallet.api.post(`/auth/credentials/${created.body.id}/verify`, body('000000')), 401, 'UNAUTHORIZED', 'Invalid OTP code');
     expect((await wallet.api.post(`/auth/credentials/${created.body.id}/verify`, body(code))).status).toBe(200);
@@ -50,7 +54,7 @@ describe('production EMAIL_OTP', () => {
   it('burns the code after five wrong tries', async () => {
     const wallet = await newWallet(production);
     const created = await wallet.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId });
-    const code = latestCode(t, created.body.id);
+    const code = sink.latestCode(wallet.email);
     const wrong = code === '111111' ? '222222' : '111111';
     for (let i = 0; i < 5; i++) {
       const res = await wallet.api.post(`/auth/credentials/${created.body.id}/verify`, { type: 'EMAIL_OTP', otp: wrong, clientPublicKey: generateClientKeyPair().publicKey });
@@ -132,7 +136,7 @@ describe('production PASSKEY', () => {
 
   it('refuses the sandbox signature on signed retries', async () => {
     const wallet = await newWallet(production);
-    const email = await emailSession(t, wallet);
+    const email = await emailSession(t, wallet, sink);
     const body = passkeyBody(wallet.accountId, new SoftwareAuthenticator({ rpId: RP_ID, origin: ORIGIN }));
     const challenge = await wallet.api.post('/auth/credentials', body);
     expect(challenge.status).toBe(202);

@@ -30,7 +30,7 @@ export interface WalletServiceDeps {
  */
 export function createWalletService(deps: WalletServiceDeps) {
   const { database, clock, log, config, keys } = deps;
-  if (keys.isDevelopmentKey) log.warn('WALLET_ENCRYPTION_KEY is not set: wallet secrets are encrypted with a development key; set it before holding real funds');
+  if (keys.isDevelopmentKey) log.warn('WALLET_ENCRYPTION_KEY is not set: sandbox wallet secrets are encrypted with a development key, and production platforms get no new wallet secret or UMA key until it is set');
   const engine = createSignedRetryEngine({ database, clock });
   const mailer = createOtpMailer({ smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom, log });
   const walletDeps: WalletDeps = {

@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { p256 } from '@noble/curves/nist.js';
+import { ServiceError } from '../../../core/errors.js';
 
 /**
  * Keys derived from WALLET_ENCRYPTION_KEY: one encrypts wallet secrets at rest (AES-256-GCM), one
@@ -16,6 +17,19 @@ export interface WalletKeys {
   decrypt(stored: string, context: string): string;
   otpHash(challengeId: string, code: string): string;
   exportSigner: { privateKey: Uint8Array; publicKeyHex: string };
+}
+
+/**
+ * Refuses to make a production platform's secret (a wallet's mnemonic, its UMA signing key) under
+ * the development key, which anyone can read in the source. Secrets made before the key was set
+ * stay readable; only new ones are refused, until the operator sets WALLET_ENCRYPTION_KEY.
+ */
+export function refuseDevelopmentKeyFor(keys: Pick<WalletKeys, 'isDevelopmentKey'>, platform: { mode: 'SANDBOX' | 'PRODUCTION' }): void {
+  if (platform.mode !== 'PRODUCTION' || !keys.isDevelopmentKey) return;
+  throw new ServiceError(
+    'SERVICE_UNAVAILABLE',
+    'this server has no WALLET_ENCRYPTION_KEY: production secrets are not made with the development key, which anyone can read; the operator must set it',
+  );
 }
 
 function derive(master: Buffer, label: string): Buffer {
