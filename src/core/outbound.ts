@@ -66,7 +66,7 @@ export function privateTargetsAllowed(platform: { mode: 'SANDBOX' | 'PRODUCTION'
 }
 
 /** Why a guarded connection was refused: its host is, or resolved to, a private address. */
-export class PrivateAddressError extends Error {
+class PrivateAddressError extends Error {
   readonly code = 'EPRIVATEADDRESS';
   constructor(host: string, address: string) {
     super(host === address ? `${host} is a loopback or private address` : `${host} resolved to ${address}, a loopback or private address`);

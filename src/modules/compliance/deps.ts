@@ -21,8 +21,8 @@ export interface ComplianceServiceDeps {
   documentsDir: string;
   /** Largest accepted document file (config.documentMaxBytes). */
   documentMaxBytes: number;
-  /** Storage quota (config.documentsPerCustomer, config.documentStoragePerPlatform); unlimited when absent. */
-  documentQuota?: DocumentQuota;
+  /** Storage quota (config.documentsPerCustomer, config.documentStoragePerPlatform). */
+  documentQuota: DocumentQuota;
   /** Base of KYC links (config.kycLinkUrl, else `<PUBLIC_URL>/kyc`). */
   kycLinkBase: string;
   /** Nudges webhook delivery after status changes. */

@@ -83,8 +83,7 @@ const inMiB = (bytes: number) => `${Math.round((bytes / MIB) * 10) / 10} MiB`;
  * document lock: `adding` documents to the customer, and `bytes` more stored for the platform
  * (negative when a replacement is smaller).
  */
-async function checkQuota(trx: Trx, quota: DocumentQuota | undefined, platformId: string, customerId: string, adding: number, bytes: number): Promise<void> {
-  if (!quota) return;
+async function checkQuota(trx: Trx, quota: DocumentQuota, platformId: string, customerId: string, adding: number, bytes: number): Promise<void> {
   await repo.lockPlatformDocuments(trx, platformId);
   const usage = await repo.documentUsage(trx, platformId, customerId);
   if (adding > 0 && usage.customerDocuments + adding > quota.perCustomer) {
