@@ -24,13 +24,24 @@ describe('isPrivateAddress', () => {
     '::ffff:7f00:1',
     '::ffff:a9fe:a9fe',
     '64:ff9b::a9fe:a9fe',
+    '::7f00:1',
+    '100::1',
+    '2001::7f00:1',
+    '2001:db8::1',
+    '2002:7f00:1::',
     'fd00::1',
     'fe80::1',
+    'fec0::1',
+    'ff02::1',
+    'ff05::1',
+    '192.0.2.1',
+    '198.51.100.7',
+    '203.0.113.9',
   ])('%s is private', (address) => {
     expect(isPrivateAddress(address)).toBe(true);
   });
 
-  it.each(['8.8.8.8', '93.184.215.14', '172.32.0.1', '198.20.0.1', '::ffff:8.8.8.8', '2606:4700:4700::1111'])('%s is public', (address) => {
+  it.each(['8.8.8.8', '93.184.215.14', '172.32.0.1', '198.20.0.1', '::ffff:8.8.8.8', '2606:4700:4700::1111', '2001:4860:4860::8888'])('%s is public', (address) => {
     expect(isPrivateAddress(address)).toBe(false);
   });
 });

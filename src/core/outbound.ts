@@ -6,7 +6,8 @@ import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 // Addresses a server must not be made to call on someone else's say-so: a tenant's webhook
 // endpoint or identity provider, or the domain a stranger's UMA request names. Loopback, private,
 // link-local (cloud metadata at 169.254.169.254), carrier-grade NAT, IETF protocol assignments,
-// benchmarking, multicast and reserved ranges, and the NAT64 prefix that maps to any of them.
+// documentation, benchmarking, multicast and reserved ranges; in IPv6 also the forms that embed an
+// IPv4 address (IPv4-compatible, NAT64, 6to4, Teredo), discard-only and site-local addresses.
 const PRIVATE_NETWORKS = new BlockList();
 const PRIVATE_IPV4 = [
   ['0.0.0.0', 8],
@@ -16,17 +17,25 @@ const PRIVATE_IPV4 = [
   ['169.254.0.0', 16],
   ['172.16.0.0', 12],
   ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
   ['192.168.0.0', 16],
   ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
 ] as const;
 const PRIVATE_IPV6 = [
-  ['::', 128],
-  ['::1', 128],
+  ['::', 96],
   ['64:ff9b::', 96],
+  ['100::', 64],
+  ['2001::', 32],
+  ['2001:db8::', 32],
+  ['2002::', 16],
   ['fc00::', 7],
   ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
 ] as const;
 for (const [net, prefix] of PRIVATE_IPV4) PRIVATE_NETWORKS.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of PRIVATE_IPV6) PRIVATE_NETWORKS.addSubnet(net, prefix, 'ipv6');

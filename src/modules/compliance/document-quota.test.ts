@@ -41,7 +41,7 @@ describe('document storage quota', () => {
     expect(refused.status).toBe(400);
     expect(refused.body).toMatchObject({
       code: 'INVALID_INPUT',
-      details: { errors: [{ field: 'documentHolder', constraint: 'documentQuota', message: 'the customer already holds 2 documents, the most allowed (DOCUMENTS_PER_CUSTOMER); delete one first' }] },
+      details: { errors: [{ field: 'documentHolder', constraint: 'documentQuota', message: 'the customer and its beneficial owners already hold 2 documents, the most allowed (DOCUMENTS_PER_CUSTOMER); delete one first' }] },
     });
     expect(storedFiles(p)).toHaveLength(2);
     expect((await p.api.delete(`/documents/${first.id}`)).status).toBe(204);
@@ -69,7 +69,7 @@ describe('document storage quota', () => {
     const refused = await upload(p, last);
     expect(refused.status).toBe(400);
     expect(refused.body.details.errors[0]).toMatchObject({ field: 'file', constraint: 'storageQuota' });
-    expect(refused.body.message).toMatch(/^the platform's documents would take [\d.]+ MiB, more than its [\d.]+ MiB \(DOCUMENT_STORAGE_PER_PLATFORM\)$/);
+    expect(refused.body.message).toMatch(/^the platform's documents would take [\d.]+ MiB, more than its [\d.]+ MiB \(DOCUMENT_STORAGE_PER_PLATFORM\); delete documents to make room$/);
     expect(storedFiles(p)).toHaveLength(5);
     const other = await t.createPlatform();
     await uploadDocument(other, await newCustomer(other));

@@ -87,10 +87,10 @@ async function checkQuota(trx: Trx, quota: DocumentQuota, platformId: string, cu
   await repo.lockPlatformDocuments(trx, platformId);
   const usage = await repo.documentUsage(trx, platformId, customerId);
   if (adding > 0 && usage.customerDocuments + adding > quota.perCustomer) {
-    throw invalidInput('documentHolder', `the customer already holds ${usage.customerDocuments} documents, the most allowed (DOCUMENTS_PER_CUSTOMER); delete one first`, 'documentQuota');
+    throw invalidInput('documentHolder', `the customer and its beneficial owners already hold ${usage.customerDocuments} documents, the most allowed (DOCUMENTS_PER_CUSTOMER); delete one first`, 'documentQuota');
   }
   if (bytes > 0 && usage.platformBytes + bytes > quota.platformBytes) {
-    throw invalidInput('file', `the platform's documents would take ${inMiB(usage.platformBytes + bytes)}, more than its ${inMiB(quota.platformBytes)} (DOCUMENT_STORAGE_PER_PLATFORM)`, 'storageQuota');
+    throw invalidInput('file', `the platform's documents would take ${inMiB(usage.platformBytes + bytes)}, more than its ${inMiB(quota.platformBytes)} (DOCUMENT_STORAGE_PER_PLATFORM); delete documents to make room`, 'storageQuota');
   }
 }
 
