@@ -31,19 +31,26 @@ export interface DocumentRow {
 export type DocumentChanges = Omit<DocumentRow, 'id' | 'platform_id' | 'holder_id' | 'customer_id' | 'created_at'>;
 
 /**
- * Takes the platform's document lock until commit, so that concurrent uploads check the quota
- * one after another (an advisory lock: the platform's row is read by every write and stays free).
+ * The bytes the platform's documents take (kept by a trigger, migration 0033), with its row locked
+ * until commit, so that concurrent uploads of the platform check the quota one after another.
  */
-export async function lockPlatformDocuments(trx: Trx, platformId: string): Promise<void> {
-  await sql`select pg_advisory_xact_lock(hashtextextended(${`documents:${platformId}`}, 0))`.execute(trx);
+export async function lockPlatformStorage(trx: Trx, platformId: string): Promise<number> {
+  const { rows } = await sql<{ bytes: number }>`
+    insert into document_storage (platform_id, bytes) values (${platformId}, 0)
+    on conflict (platform_id) do update set bytes = document_storage.bytes
+    returning bytes`.execute(trx);
+  return rows[0].bytes;
 }
 
-/** How many documents the customer holds, and how many bytes the platform stores. */
-export async function documentUsage(ex: Executor, platformId: string, customerId: string): Promise<{ customerDocuments: number; platformBytes: number }> {
-  const { rows } = await sql<{ customer_documents: number; platform_bytes: number }>`
-    select (select count(*) from documents where platform_id = ${platformId} and customer_id = ${customerId})::int as customer_documents,
-           (select coalesce(sum(size_bytes), 0) from documents where platform_id = ${platformId})::bigint as platform_bytes`.execute(ex);
-  return { customerDocuments: rows[0].customer_documents, platformBytes: rows[0].platform_bytes };
+/** How many documents the customer and its beneficial owners hold. */
+export async function customerDocumentCount(ex: Executor, platformId: string, customerId: string): Promise<number> {
+  const row = await ex
+    .selectFrom('documents')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('platform_id', '=', platformId)
+    .where('customer_id', '=', customerId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 export async function insertDocument(trx: Trx, row: DocumentRow): Promise<void> {

@@ -79,18 +79,20 @@ const MIB = 1_048_576;
 const inMiB = (bytes: number) => `${Math.round((bytes / MIB) * 10) / 10} MiB`;
 
 /**
- * Refuses a write past the storage quota, in the caller's transaction after the platform's
- * document lock: `adding` documents to the customer, and `bytes` more stored for the platform
- * (negative when a replacement is smaller).
+ * Refuses a write past the storage quota, in the caller's transaction, which it makes wait for
+ * the platform's other uploads: `adding` documents to the customer, and `bytes` more stored for
+ * the platform (negative when a replacement is smaller).
  */
 async function checkQuota(trx: Trx, quota: DocumentQuota, platformId: string, customerId: string, adding: number, bytes: number): Promise<void> {
-  await repo.lockPlatformDocuments(trx, platformId);
-  const usage = await repo.documentUsage(trx, platformId, customerId);
-  if (adding > 0 && usage.customerDocuments + adding > quota.perCustomer) {
-    throw invalidInput('documentHolder', `the customer and its beneficial owners already hold ${usage.customerDocuments} documents, the most allowed (DOCUMENTS_PER_CUSTOMER); delete one first`, 'documentQuota');
+  const stored = await repo.lockPlatformStorage(trx, platformId);
+  if (adding > 0) {
+    const held = await repo.customerDocumentCount(trx, platformId, customerId);
+    if (held + adding > quota.perCustomer) {
+      throw invalidInput('documentHolder', `the customer and its beneficial owners already hold ${held} documents, the most allowed (DOCUMENTS_PER_CUSTOMER); delete one first`, 'documentQuota');
+    }
   }
-  if (bytes > 0 && usage.platformBytes + bytes > quota.platformBytes) {
-    throw invalidInput('file', `the platform's documents would take ${inMiB(usage.platformBytes + bytes)}, more than its ${inMiB(quota.platformBytes)} (DOCUMENT_STORAGE_PER_PLATFORM); delete documents to make room`, 'storageQuota');
+  if (bytes > 0 && stored + bytes > quota.platformBytes) {
+    throw invalidInput('file', `the platform's documents would take ${inMiB(stored + bytes)}, more than its ${inMiB(quota.platformBytes)} (DOCUMENT_STORAGE_PER_PLATFORM); delete documents to make room`, 'storageQuota');
   }
 }
 
