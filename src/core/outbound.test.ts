@@ -24,6 +24,7 @@ describe('isPrivateAddress', () => {
     '::ffff:7f00:1',
     '::ffff:a9fe:a9fe',
     '64:ff9b::a9fe:a9fe',
+    '64:ff9b:1::a9fe:a9fe',
     '::7f00:1',
     '100::1',
     '2001::7f00:1',
@@ -112,9 +113,14 @@ describe('publicFetch', () => {
     expect((await causeOf(guarded(`http://mixed.example:${port}/`)))?.message).toBe('mixed.example resolved to 10.0.0.7, a loopback or private address');
   });
 
-  it('lets a name with public answers connect (here it cannot: this machine has no route out)', async () => {
-    const guarded = createPublicFetch(resolverAnswering('93.184.215.14'));
-    const cause = await causeOf(guarded(`http://public.example:${port}/`, { signal: AbortSignal.timeout(300) }));
+  it('lets a name with public answers through to connect (here it cannot: this machine has no route out)', async () => {
+    const asked: string[] = [];
+    const answersPublic = ((host: string, _options: unknown, callback: (error: Error | null, addresses: LookupAddress[]) => void) => {
+      asked.push(host);
+      callback(null, [{ address: '93.184.215.14', family: 4 }]);
+    }) as unknown as typeof import('node:dns').lookup;
+    const cause = await causeOf(createPublicFetch(answersPublic)(`http://public.example:${port}/`, { signal: AbortSignal.timeout(300) }));
+    expect(asked).toEqual(['public.example']);
     expect(cause?.code).not.toBe('EPRIVATEADDRESS');
   });
 });

@@ -28,6 +28,7 @@ const PRIVATE_IPV4 = [
 const PRIVATE_IPV6 = [
   ['::', 96],
   ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
   ['100::', 64],
   ['2001::', 32],
   ['2001:db8::', 32],
@@ -51,9 +52,9 @@ export function isPrivateAddress(address: string): boolean {
 export type TargetClass = 'public' | 'private' | 'unresolvable';
 
 /**
- * Resolves the URL's host and classifies its addresses, for a clear answer before a call (or when
- * a platform sets the URL). The connection resolves the host again: `publicFetch` is what stops a
- * host whose DNS answer changes in between (DNS rebinding).
+ * Resolves the URL's host and classifies its addresses, to refuse a target when a platform sets it.
+ * Calls do not rely on this answer: `publicFetch` checks the addresses as each socket connects, so
+ * a host whose DNS answer changes later (DNS rebinding) is refused too.
  */
 export async function classifyTarget(url: URL): Promise<TargetClass> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
@@ -114,6 +115,12 @@ export function createPublicFetch(resolve: Lookup = lookupCallback): typeof fetc
   const dispatcher = new Agent({ connect });
   // undici's fetch is the one Node ships; its Response is the WHATWG one the callers read.
   return ((input: string | URL, init?: RequestInit) => undiciFetch(input, { ...(init as object), dispatcher })) as unknown as typeof fetch;
+}
+
+/** The reason `publicFetch` refused to connect, when that is why `error` (fetch's own) was thrown. */
+export function guardRefusalOf(error: unknown): string | undefined {
+  const cause = (error as { cause?: unknown })?.cause;
+  return cause instanceof PrivateAddressError ? cause.message : undefined;
 }
 
 /** The fetch for targets that must be public. */

@@ -1,24 +1,10 @@
 import { PubKeyResponse } from '@uma-sdk/core';
 import type { Clock } from '../../core/clock.js';
-import { classifyTarget, fetchFor } from '../../core/outbound.js';
+import { fetchFor, guardRefusalOf } from '../../core/outbound.js';
 
 /** Whether counterparty calls may go to loopback and private addresses (UMA_ALLOW_PRIVATE_COUNTERPARTIES). */
 export interface NetworkPolicy {
   allowPrivate: boolean;
-}
-
-/**
- * Refuses a call whose host is, or resolves to, a loopback or private address, unless the policy
- * allows it (development, tests): an lnurlp or pay request names the sender's domain, and Corridor
- * fetches that domain's keys. The call itself connects to public addresses only (`fetchFor`).
- */
-async function assertReachableTarget(url: URL, policy: NetworkPolicy): Promise<void> {
-  if (policy.allowPrivate) return;
-  const target = await classifyTarget(url);
-  if (target === 'unresolvable') throw new CounterpartyError(`${url.host} could not be resolved`);
-  if (target === 'private') {
-    throw new CounterpartyError(`${url.host} is a loopback or private address, which this server does not call (set UMA_ALLOW_PRIVATE_COUNTERPARTIES=true for local development)`);
-  }
 }
 
 /** How long one call to another VASP may take. */
@@ -84,9 +70,12 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** One call to another VASP: bounded in time and size, redirects not followed. */
+/**
+ * One call to another VASP: bounded in time and size, redirects not followed, and unless the
+ * policy allows it (development, tests) never to a loopback or private address: an lnurlp or pay
+ * request names the sender's domain, and Corridor fetches that domain's keys.
+ */
 export async function callCounterparty(url: string, init: { method: 'GET' | 'POST'; body?: string }, policy: NetworkPolicy): Promise<HttpAnswer> {
-  await assertReachableTarget(new URL(url), policy);
   let response: Response;
   try {
     response = await fetchFor(policy.allowPrivate)(url, {
@@ -97,6 +86,8 @@ export async function callCounterparty(url: string, init: { method: 'GET' | 'POS
       signal: AbortSignal.timeout(COUNTERPARTY_TIMEOUT_MS),
     });
   } catch (error) {
+    const refusal = guardRefusalOf(error);
+    if (refusal) throw new CounterpartyError(`${refusal}, which this server does not call (set UMA_ALLOW_PRIVATE_COUNTERPARTIES=true for local development)`);
     const reason = error instanceof Error && error.name === 'TimeoutError' ? 'timed out' : 'could not be reached';
     throw new CounterpartyError(`${new URL(url).host} ${reason}`);
   }

@@ -70,7 +70,7 @@ async function answer(reply: FastifyReply, work: () => Promise<unknown>): Promis
     return await work();
   } catch (error) {
     if (error instanceof ProtocolError) return reply.code(error.httpStatus).send(error.body());
-    // An operator-side refusal (no WALLET_ENCRYPTION_KEY for a production key), in LNURL's error shape.
+    // A refusal of the service's own (no WALLET_ENCRYPTION_KEY for a production key, say), in LNURL's error shape.
     if (error instanceof ServiceError) return reply.code(error.status).send({ status: 'ERROR', reason: error.message, code: error.code });
     reply.log.error({ err: error }, 'UMA protocol request failed');
     return reply.code(500).send({ status: 'ERROR', reason: 'unexpected error', code: 'INTERNAL_ERROR' });

@@ -1,5 +1,5 @@
 import { createRemoteJWKSet, customFetch, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
-import { classifyTarget, fetchFor, privateTargetsAllowed } from '../../core/outbound.js';
+import { fetchFor, guardRefusalOf, privateTargetsAllowed } from '../../core/outbound.js';
 import type { OidcIssuerSettings } from '../platform/embedded-wallets.js';
 
 /** ID tokens must have been issued at most this long before the request (SPEC §8). */
@@ -53,13 +53,6 @@ export interface OidcNetworkPolicy {
 /** The platform a token is verified for: sandbox platforms may use issuers on private addresses. */
 type PlatformMode = { mode: 'SANDBOX' | 'PRODUCTION' };
 
-/** Refuses, with a clear reason, a host that does not resolve or is a private address (the fetch itself is guarded too: `fetchFor`). */
-async function assertCallable(url: URL, what: string): Promise<void> {
-  const target = await classifyTarget(url);
-  if (target === 'unresolvable') throw new OidcError(`the ${what} host ${url.host} could not be resolved`);
-  if (target === 'private') throw new OidcError(`the ${what} host ${url.host} is a loopback or private address, which production platforms may not use`);
-}
-
 /**
  * Verifies ID tokens against allow-listed issuers: signature with the issuer's JWKS (fetched
  * from `jwksUri` or its discovery document, cached), `iss`, `aud`, `exp`, and `iat` at most 60 s old.
@@ -73,7 +66,6 @@ export function createOidcVerifier(policy: OidcNetworkPolicy) {
     const hit = discovered.get(issuer);
     if (hit && hit.expiresAtMs > Date.now()) return hit.jwksUri;
     const url = new URL(`${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`);
-    if (!allowPrivate) await assertCallable(url, 'issuer');
     const response = await fetchFor(allowPrivate)(url, { redirect: 'manual', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
     if (!response.ok) throw new OidcError(`the issuer's discovery document answered HTTP ${response.status}`);
     const document = (await response.json()) as { issuer?: string; jwks_uri?: string };
@@ -85,8 +77,6 @@ export function createOidcVerifier(policy: OidcNetworkPolicy) {
   async function keySet(settings: OidcIssuerSettings, platform: PlatformMode) {
     const allowPrivate = privateTargetsAllowed(platform, policy.allowPrivateIssuers);
     const uri = new URL(settings.jwksUri ?? (await discover(settings.issuer, allowPrivate)));
-    // Checked on every use: the key set fetches again whenever it meets an unknown key id.
-    if (!allowPrivate) await assertCallable(uri, 'JWKS');
     // Per network policy too: a set keeps the fetch it was made with.
     const key = `${allowPrivate}|${uri.href}`;
     let set = keySets.get(key);
@@ -109,7 +99,8 @@ export function createOidcVerifier(policy: OidcNetworkPolicy) {
       return identityOf(payload, settings.audiences);
     } catch (error) {
       if (error instanceof OidcError) throw error;
-      throw new OidcError((error as Error).message);
+      const refusal = guardRefusalOf(error);
+      throw new OidcError(refusal ? `${refusal}, which production platforms may not use` : (error as Error).message);
     }
   }
 

@@ -37,6 +37,7 @@ describe('without SMTP_URL', () => {
     refused(await wallet.api.post('/auth/credentials', { type: 'EMAIL_OTP', accountId: wallet.accountId }), 503, 'SERVICE_UNAVAILABLE', NO_SMTP);
     expect((await wallet.api.get('/auth/credentials', { accountId: wallet.accountId })).body.data).toEqual([]);
     expect(withoutSmtp.corridor.services.wallets.outbox(wallet.tp.platform.id)).toEqual([]);
+    expect(withoutSmtp.logs.filter((line) => line.includes('development outbox'))).toEqual([]);
   });
 
   it('refuses to issue a new code for a production credential made while it was set', async () => {

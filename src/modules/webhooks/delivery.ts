@@ -1,5 +1,5 @@
 import type { EventType } from '../../core/events.js';
-import { classifyTarget, fetchFor } from '../../core/outbound.js';
+import { fetchFor, guardRefusalOf } from '../../core/outbound.js';
 import type { SigningKeys } from './keys.js';
 
 export const SIGNATURE_HEADER = 'X-Service-Signature';
@@ -47,34 +47,17 @@ export interface SendOptions {
 
 /** Signs the envelope with the platform's key and POSTs it to `url`. Never throws for the receiver's faults. */
 export async function sendWebhook(keys: SigningKeys, platformId: string, url: string, envelope: Envelope, options: SendOptions): Promise<DeliveryOutcome> {
-  const refusal = options.allowPrivate ? undefined : await refusalOf(new URL(url));
-  if (refusal) return refusal;
   const body = serializeEnvelope(envelope);
   const signature = await keys.sign(platformId, body);
   return post(url, body, signature, options);
-}
-
-/**
- * Why the endpoint is not called, when its host does not resolve or resolves to a private
- * address. Checked before every try, because the host's DNS answer can change after PATCH /config
- * accepted it.
- */
-async function refusalOf(url: URL): Promise<DeliveryOutcome | undefined> {
-  switch (await classifyTarget(url)) {
-    case 'unresolvable':
-      return { kind: 'error', message: `ENOTFOUND: ${url.hostname} could not be resolved` };
-    case 'private':
-      return { kind: 'error', message: `${url.host} is or resolves to a loopback or private address, which production platforms may not call` };
-    case 'public':
-      return undefined;
-  }
 }
 
 async function post(url: string, body: Buffer, signature: string, { timeoutMs, shutdown, allowPrivate }: SendOptions): Promise<DeliveryOutcome> {
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = shutdown ? AbortSignal.any([timeout, shutdown]) : timeout;
   try {
-    // Connects only to a public address when private ones are not allowed, whatever DNS answers now.
+    // Connects only to a public address when private ones are not allowed, checked as the socket
+    // connects (and so on every try: a host's DNS answer can change after PATCH /config accepted it).
     const response = await fetchFor(allowPrivate)(url, {
       method: 'POST',
       body: new Uint8Array(body),
@@ -120,6 +103,8 @@ function parseJson(text: string): unknown {
 }
 
 function networkErrorMessage(error: unknown): string {
+  const refusal = guardRefusalOf(error);
+  if (refusal) return `${refusal}, which production platforms may not call`;
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
   if (cause?.code) return cause.message ? `${cause.code}: ${cause.message}` : cause.code;
   if (cause?.message) return cause.message;
