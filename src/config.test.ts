@@ -40,9 +40,10 @@ describe('loadConfig', () => {
 
   it('reads the document quota', () => {
     expect(loadConfig({})).toMatchObject({ documentsPerCustomer: 100, documentStoragePerPlatform: 10 * 1024 ** 3 });
-    expect(loadConfig({ DOCUMENTS_PER_CUSTOMER: '5', DOCUMENT_STORAGE_PER_PLATFORM: '1048576' })).toMatchObject({ documentsPerCustomer: 5, documentStoragePerPlatform: 1_048_576 });
+    expect(loadConfig({ DOCUMENTS_PER_CUSTOMER: '5', DOCUMENT_STORAGE_PER_PLATFORM: '1048576', DOCUMENT_MAX_BYTES: '1048576' })).toMatchObject({ documentsPerCustomer: 5, documentStoragePerPlatform: 1_048_576 });
     expect(() => loadConfig({ DOCUMENTS_PER_CUSTOMER: '0' })).toThrow(ConfigError);
     expect(() => loadConfig({ DOCUMENT_STORAGE_PER_PLATFORM: '1000' })).toThrow(ConfigError);
+    expect(() => loadConfig({ DOCUMENT_STORAGE_PER_PLATFORM: '2097152', DOCUMENT_MAX_BYTES: '3145728' })).toThrow('must be at least DOCUMENT_MAX_BYTES (3145728)');
   });
 
   it('lets production platforms reach private addresses only when told to', () => {

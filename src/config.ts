@@ -182,6 +182,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (webhookPlatformConcurrency > webhookConcurrency) {
     throw new ConfigError('WEBHOOK_PLATFORM_CONCURRENCY', `must not exceed WEBHOOK_CONCURRENCY (${webhookConcurrency})`);
   }
+  const documentMaxBytes = integer(env, 'DOCUMENT_MAX_BYTES', 10 * 1_048_576, 1024, 100 * 1_048_576);
+  const documentStoragePerPlatform = integer(env, 'DOCUMENT_STORAGE_PER_PLATFORM', 10 * 1024 * 1_048_576, 1_048_576, 2 ** 50);
+  if (documentStoragePerPlatform < documentMaxBytes) {
+    throw new ConfigError('DOCUMENT_STORAGE_PER_PLATFORM', `must be at least DOCUMENT_MAX_BYTES (${documentMaxBytes}), or no file of the largest size could be stored`);
+  }
 
   const dataDir = env.DATA_DIR || './data';
   const publicUrl = url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -212,9 +217,9 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowPrivateEndpoints: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_ENDPOINTS', false),
     oidcAllowPrivateIssuers: boolean(env, 'OIDC_ALLOW_PRIVATE_ISSUERS', false),
     documentsDir: env.DOCUMENTS_DIR || (dataDir === 'memory' ? join(tmpdir(), 'corridor-documents') : join(dataDir, 'documents')),
-    documentMaxBytes: integer(env, 'DOCUMENT_MAX_BYTES', 10 * 1_048_576, 1024, 100 * 1_048_576),
+    documentMaxBytes,
     documentsPerCustomer: integer(env, 'DOCUMENTS_PER_CUSTOMER', 100, 1, 100_000),
-    documentStoragePerPlatform: integer(env, 'DOCUMENT_STORAGE_PER_PLATFORM', 10 * 1024 * 1_048_576, 1_048_576, 2 ** 50),
+    documentStoragePerPlatform,
     bulkImportMaxBytes: integer(env, 'BULK_IMPORT_MAX_BYTES', 5 * 1_048_576, 1024, 100 * 1_048_576),
     bulkImportMaxRows: integer(env, 'BULK_IMPORT_MAX_ROWS', 10_000, 1, 1_000_000),
     kycLinkUrl: url(env, 'KYC_LINK_URL', ['http:', 'https:']),
