@@ -47,7 +47,7 @@ export function createServices(deps: CoreDeps) {
     clock,
     exportSignerPublicKey: walletKeys.exportSigner.publicKeyHex,
     defaultUmaDomain: new URL(config.publicUrl).host,
-    runDueJobs: (platformId) => jobs.runDue(platformId),
+    runDueJobs: (platformId) => jobs.runDueSettled(platformId),
     privateTargets: { webhookEndpoints: config.webhookAllowPrivateEndpoints, oidcIssuers: config.oidcAllowPrivateIssuers },
   });
   const tokens = createTokenService({ database, clock });

@@ -137,6 +137,34 @@ describe('durable job runner', () => {
       await other.close();
     }
   });
+
+  it('running a platform\'s due jobs waits for those the poller holds, and for what they schedule', async () => {
+    const { platform } = await t.createPlatform();
+    const { database, log } = t.corridor;
+    const runner = new JobRunner({ database, clock: systemNow() as never, log, pollIntervalMs: 10 });
+    let started!: () => void;
+    const pollerHasIt = new Promise<void>((resolve) => (started = resolve));
+    const ran: string[] = [];
+    runner.register('test.slow', async () => {
+      started();
+      await new Promise((r) => setTimeout(r, 200));
+      await enqueueJobs(database.db, platform, [{ kind: 'test.next' }], systemNow());
+      ran.push('slow');
+    });
+    runner.register('test.next', async () => {
+      ran.push('next');
+    });
+    await enqueueJobs(database.db, platform, [{ kind: 'test.slow' }], systemNow());
+    runner.start();
+    try {
+      await pollerHasIt;
+      // The slow job is leased to the poller: a plain runDue would find nothing and return now.
+      await runner.runDueSettled(platform.id);
+      expect(ran).toEqual(['slow', 'next']);
+    } finally {
+      await runner.stop();
+    }
+  });
 });
 
 function systemNow() {

@@ -190,6 +190,36 @@ export class JobRunner {
     return total;
   }
 
+  /**
+   * Runs the platform's due jobs for a caller that must see them done (the sandbox clock). The
+   * poller may be running some of them (leased, so `runDue` skips them) and scheduling more from
+   * them, so this waits for its round in flight and runs again until nothing of the platform is
+   * due. Bounded: a job leased by another process finishes there.
+   */
+  async runDueSettled(platformId: string, maxRounds = 5): Promise<number> {
+    let total = 0;
+    for (let round = 0; round < maxRounds; round++) {
+      await this.running;
+      total += await this.runDue(platformId);
+      await this.running;
+      if (!(await this.hasDue(platformId))) break;
+    }
+    return total;
+  }
+
+  private async hasDue(platformId: string): Promise<boolean> {
+    const now = new Date(this.options.clock.realNowMs());
+    const due = await this.options.database.db
+      .selectFrom('jobs')
+      .select('id')
+      .where('platform_id', '=', platformId)
+      .where('due_at', '<=', now)
+      .where('dead_at', 'is', null)
+      .limit(1)
+      .executeTakeFirst();
+    return due !== undefined;
+  }
+
   private async claim(size: number, platformId?: string): Promise<ClaimedJob[]> {
     const { db } = this.options.database;
     const nowMs = this.options.clock.realNowMs();

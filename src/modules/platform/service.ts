@@ -28,7 +28,7 @@ export interface PlatformServiceDeps {
   clock: Clock;
   /** Host (and port) used as the UMA domain of platforms that do not set their own. */
   defaultUmaDomain: string;
-  /** Runs the platform's jobs that are due (the job runner's `runDue`). */
+  /** Runs the platform's jobs that are due, those the poller is running included (the job runner's `runDueSettled`). */
   runDueJobs: (platformId: string) => Promise<number>;
   /** Public key that signs wallet export bundles (shown in `embeddedWallets`). */
   exportSignerPublicKey?: string;
