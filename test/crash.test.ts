@@ -62,14 +62,15 @@ async function freePort(): Promise<number> {
 
 /** Where the server keeps its data: this worker's PostgreSQL database, or a fresh PGlite directory. */
 function databaseTarget(): { env: Record<string, string>; open: () => Promise<{ database: Database; close: () => Promise<void> }> } {
+  // Files (documents) live under DATA_DIR on PostgreSQL too: never the checkout's ./data.
+  const dir = mkdtempSync(join(tmpdir(), 'corridor-crash-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   if (process.env.TEST_DATABASE_URL) {
     const url = new URL(process.env.TEST_DATABASE_URL);
     const worker = process.env.VITEST_POOL_ID ?? process.env.VITEST_WORKER_ID ?? '0';
     url.pathname = `/${url.pathname.slice(1) || 'test'}_${process.ppid}_w${worker}`;
-    return { env: { DATABASE_URL: url.toString() }, open: async () => ({ database: await sharedTestDatabase(), close: async () => {} }) };
+    return { env: { DATABASE_URL: url.toString(), DATA_DIR: dir }, open: async () => ({ database: await sharedTestDatabase(), close: async () => {} }) };
   }
-  const dir = mkdtempSync(join(tmpdir(), 'corridor-crash-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   return {
     env: { DATA_DIR: dir },
     open: async () => {
