@@ -51,13 +51,16 @@ export function isPrivateAddress(address: string): boolean {
 /** `public`: every address of the host is; `private`: at least one is not; `unresolvable`: DNS has no answer. */
 export type TargetClass = 'public' | 'private' | 'unresolvable';
 
+/** A URL's host without the brackets of an IPv6 literal. */
+const unbracketed = (hostname: string) => hostname.replace(/^\[|\]$/g, '');
+
 /**
  * Resolves the URL's host and classifies its addresses, to refuse a target when a platform sets it.
  * Calls do not rely on this answer: `publicFetch` checks the addresses as each socket connects, so
  * a host whose DNS answer changes later (DNS rebinding) is refused too.
  */
 export async function classifyTarget(url: URL): Promise<TargetClass> {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const host = unbracketed(url.hostname);
   let addresses: string[];
   try {
     addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
@@ -108,7 +111,7 @@ function publicOnlyLookup(resolve: Lookup): Lookup {
 export function createPublicFetch(resolve: Lookup = lookupCallback): typeof fetch {
   const connector = buildConnector({ lookup: publicOnlyLookup(resolve) });
   const connect: buildConnector.connector = (options, callback) => {
-    const host = options.hostname.replace(/^\[|\]$/g, '');
+    const host = unbracketed(options.hostname);
     if (isIP(host) && isPrivateAddress(host)) return callback(new PrivateAddressError(host, host), null);
     connector(options, callback);
   };

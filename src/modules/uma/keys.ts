@@ -3,9 +3,9 @@ import { generateEcKeyPair } from '../../core/ec-keys.js';
 import { signPayload } from '@uma-sdk/core';
 import type { Clock } from '../../core/clock.js';
 import type { Database } from '../../db/database.js';
+import { refuseDevelopmentKeyFor } from '../wallets/crypto/secrets.js';
 import * as repo from './repository.js';
 import { selfSignedCertificate } from './x509.js';
-import { refuseDevelopmentKeyFor } from '../wallets/crypto/secrets.js';
 
 /** Seals secrets at rest (the AES-256-GCM key derived from WALLET_ENCRYPTION_KEY). */
 export interface Sealer {
