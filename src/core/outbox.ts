@@ -49,7 +49,7 @@ function jobsInsert(rows: JobRow[]): Write {
   return sql`
     insert into jobs (platform_id, kind, payload, due_at, max_attempts)
     select * from unnest(${rows.map((r) => r.platform_id)}::text[], ${rows.map((r) => r.kind)}::text[],
-                         ${rows.map((r) => r.payload)}::jsonb[], ${rows.map((r) => r.due_at)}::timestamptz[],
+                         ${rows.map((r) => r.payload)}::json[], ${rows.map((r) => r.due_at)}::timestamptz[],
                          ${rows.map((r) => r.max_attempts)}::int[])`;
 }
 

@@ -227,7 +227,7 @@ export async function claimForExecution(ex: Executor, claim: Claim): Promise<Quo
 function jobInsertFrom(clause: 'claimed' | 'planned', platform: ClockSubject & { id: string }, job: ScheduledJob) {
   const v = jobRow(platform, job);
   return sql`insert into jobs (platform_id, kind, payload, due_at, max_attempts)
-    select ${v.platform_id}, ${v.kind}, ${v.payload}::jsonb, ${v.due_at}::timestamptz, ${v.max_attempts} from ${sql.table(clause)}`;
+    select ${v.platform_id}, ${v.kind}, ${v.payload}::json, ${v.due_at}::timestamptz, ${v.max_attempts} from ${sql.table(clause)}`;
 }
 
 /** True inside a statement with `claimClauses` once the quote was claimed (to guard what it carries). */
@@ -235,7 +235,7 @@ export const CLAIMED: Expression<SqlBool> = sql<SqlBool>`exists (select 1 from c
 
 /** The claim as clauses of a caller's statement: `claimed` (the quote's new row, if it matched) and its job's insert. */
 export function claimClauses({ platform, id, to, now, followUp, plan }: Claim): Clause[] {
-  const planned = plan ? sql`, rail_plan = ${toJson(plan)}::jsonb, rail_initiated_at = ${now}, next_step = 0` : sql``;
+  const planned = plan ? sql`, rail_plan = ${toJson(plan)}::json, rail_initiated_at = ${now}, next_step = 0` : sql``;
   const claimed = sql`
     update quotes set status = ${to}, executed_at = ${now}, updated_at = ${now}${planned}
     where id = ${id} and ${ofPlatform(platform.id)} and status = 'PENDING' and expires_at > ${now}
@@ -347,7 +347,7 @@ export async function recordRailPlanAndSchedule(
 ): Promise<boolean> {
   const result = await sql<{ id: number }>`
     with planned as (
-      update quotes set rail_plan = ${toJson(plan)}::jsonb, rail_initiated_at = ${at}, next_step = 0, updated_at = ${at}
+      update quotes set rail_plan = ${toJson(plan)}::json, rail_initiated_at = ${at}, next_step = 0, updated_at = ${at}
       where id = ${id} and ${ofPlatform(platform.id)} and rail_plan is null
       returning id)
     ${jobInsertFrom('planned', platform, job)}
