@@ -165,6 +165,26 @@ describe('durable job runner', () => {
       await runner.stop();
     }
   });
+
+  it('running a platform\'s due jobs returns when one stays leased by another process', { timeout: 10_000 }, async () => {
+    const { platform } = await t.createPlatform();
+    const { database, log } = t.corridor;
+    const runner = new JobRunner({ database, clock: systemNow() as never, log });
+    let ran = 0;
+    runner.register('test.elsewhere', async () => {
+      ran++;
+    });
+    await enqueueJobs(database.db, platform, [{ kind: 'test.elsewhere' }], systemNow());
+    const leasedUntil = new Date(Date.now() + 3_600_000);
+    await database.db.updateTable('jobs').set({ locked_until: leasedUntil }).where('platform_id', '=', platform.id).execute();
+
+    // Without the bound on rounds this would never return: the job stays due and unclaimable.
+    expect(await runner.runDueSettled(platform.id, 3)).toBe(0);
+    expect(ran).toBe(0);
+    const row = await database.db.selectFrom('jobs').selectAll().where('platform_id', '=', platform.id).executeTakeFirstOrThrow();
+    expect(row.locked_until?.getTime()).toBe(leasedUntil.getTime());
+    expect(row.attempts).toBe(0);
+  });
 });
 
 function systemNow() {
