@@ -329,6 +329,38 @@ describe('request bodies', () => {
     expect(yearZero.body.details.errors[0].field).toBe('querystring.createdAfter');
   });
 
+  it('refuses half a surrogate pair, which is not text (PostgreSQL refuses it in JSON, and text columns would store U+FFFD)', async () => {
+    const json = { 'content-type': 'application/json' };
+    const lone = [
+      ['/tokens', '{"name":"x\\ud800y","permissions":["VIEW"]}'],
+      ['/tokens', '{"name":"x\\uDC00","permissions":["VIEW"]}'],
+      ['/tokens', '{"name":"\\ude00\\ud83d","permissions":["VIEW"]}'],
+      ['/customers', '{"customerType":"INDIVIDUAL","platformCustomerId":"lone-1","fullName":"\\ud800","region":"US"}'],
+      ['/customers', '{"customerType":"INDIVIDUAL","platformCustomerId":"lone-2","address":{"line1":"a","\\udbff":"b"}}'],
+    ];
+    for (const [path, body] of lone) {
+      const response = await p.api.request({ method: 'POST', path, body, headers: json });
+      expect(response.status, body).toBe(400);
+      expect(response.body, body).toMatchObject({ status: 400, code: 'INVALID_INPUT', details: { errors: [{ field: 'body', constraint: 'format' }] } });
+    }
+    const pair = await p.api.request({ method: 'POST', path: '/tokens', body: '{"name":"smile \\ud83d\\ude00","permissions":["VIEW"]}', headers: json });
+    expect(pair.status).toBe(201);
+    expect(pair.body.name).toBe('smile 😀');
+    const escapedBackslash = await p.api.request({ method: 'POST', path: '/tokens', body: '{"name":"a\\\\ud800","permissions":["VIEW"]}', headers: json });
+    expect(escapedBackslash.status).toBe(201);
+    expect(escapedBackslash.body.name).toBe('a\\ud800');
+    const customers = await p.api.get('/customers', { platformCustomerId: 'lone-1' });
+    expect(customers.body.data).toEqual([]);
+  });
+
+  it('answers a path the router cannot take (bad percent-encoding, an over-long parameter) in the error envelope', async () => {
+    for (const path of ['/customers/%FF', `/customers/${'x'.repeat(200)}`]) {
+      const response = await p.api.get(path);
+      expect(response.status, path).toBe(400);
+      expect(response.body, path).toEqual({ status: 400, code: 'INVALID_INPUT', message: expect.any(String) });
+    }
+  });
+
   it('refuses prototype poisoning', async () => {
     const response = await p.api.request({
       method: 'POST',

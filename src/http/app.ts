@@ -29,7 +29,7 @@ import type { CoreDeps, Services } from '../services.js';
 import { documentAuthErrors, installAuth } from './auth.js';
 import { ErrorEnvelope } from './common-schemas.js';
 import { installReadCoalescing } from './coalescing.js';
-import { installErrorHandling } from './errors.js';
+import { frameworkErrors, installErrorHandling } from './errors.js';
 import { invalidInput } from '../core/errors.js';
 import { documentIdempotencyKey, installIdempotency } from './idempotency.js';
 import { installMetrics } from './metrics.js';
@@ -68,6 +68,18 @@ function registerApi(api: Api, services: Services): void {
 /** `\u0000` in JSON text, unless its backslash is itself escaped (`\\u0000` is the text "\u0000"). */
 const ESCAPED_NUL = /(?:^|[^\\])(?:\\\\)*\\u0000/;
 
+/** A surrogate written as an escape: the only way JSON text can carry a lone one (raw bytes decode to U+FFFD). */
+const ESCAPED_SURROGATE = /\\u[dD][89a-fA-F]/;
+/** Half of a surrogate pair without its other half: not text, and PostgreSQL refuses it in JSON. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function holdsLoneSurrogate(value: unknown): boolean {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value);
+  if (Array.isArray(value)) return value.some(holdsLoneSurrogate);
+  if (value !== null && typeof value === 'object') return Object.entries(value).some(([key, v]) => LONE_SURROGATE.test(key) || holdsLoneSurrogate(v));
+  return false;
+}
+
 /** Request ids for log lines: unique across processes (a random prefix per process), cheap per request. */
 function requestIds(): () => string {
   const prefix = randomBytes(6).toString('base64url');
@@ -93,6 +105,7 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
     return503OnClosing: true,
     schemaController: { compilersFactory: { buildValidator: buildValidator as any, buildSerializer: buildSerializer as any } },
     genReqId: requestIds(),
+    frameworkErrors,
     // A pino child per request costs more than a small request's own work; build it on first use.
     ...(options.logger && { childLoggerFactory: lazyRequestLogger }),
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -106,7 +119,13 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '') done(null, undefined);
     else if ((body as string).includes('\\u0000') && ESCAPED_NUL.test(body as string)) done(invalidInput('body', 'text must not contain NUL characters (\\u0000)', 'format'), undefined);
-    else parseJson(request, body as string, done);
+    else if (!ESCAPED_SURROGATE.test(body as string)) parseJson(request, body as string, done);
+    else {
+      parseJson(request, body as string, (error, value) => {
+        if (!error && holdsLoneSurrogate(value)) done(invalidInput('body', 'text must be valid Unicode: a \\uD800–\\uDFFF escape must be half of a surrogate pair', 'format'), undefined);
+        else done(error, value);
+      });
+    }
   });
   // PostgreSQL text cannot hold NUL; refused here, it would fail the query as a 500.
   app.addHook('onRequest', (request, _reply, done) => {

@@ -54,6 +54,19 @@ export function sendError(reply: FastifyReply, error: ServiceError): FastifyRepl
   });
 }
 
+/**
+ * Fastify's answers for a path it cannot route (bad percent-encoding, a parameter over the
+ * router's length limit), given before any hook runs: in the API's envelope instead of Fastify's
+ * own body.
+ */
+export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const message =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? 'a path parameter is longer than any identifier this API uses'
+      : 'the path is not valid: percent-escapes must encode UTF-8 text';
+  void reply.code(400).send(envelope('INVALID_INPUT', message));
+}
+
 /** One place where failures become responses: expected ones logged at info, the rest at error and masked. */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
