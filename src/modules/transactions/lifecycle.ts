@@ -109,5 +109,6 @@ export const FAILURE_DETAILS = [
   'COMPLIANCE_FAILED',
   'PLATFORM_REJECTED',
   'NO_RAIL_CONFIGURED',
+  'BALANCE_LIMIT',
 ] as const;
 export type FailureDetail = (typeof FAILURE_DETAILS)[number];

@@ -57,6 +57,9 @@ const stepOf = (job: ClaimedJob): StepPayload => job.payload as unknown as StepP
 /** The internal accounts whose holds resolving these transfers out posts or voids: their sources. */
 const heldAccounts = (records: TransactionRecord[]): string[] => records.flatMap((r) => (r.source.accountId ? [r.source.accountId] : []));
 
+/** The ledger refused a credit: it would take the receiving balance over the limit the API can show. */
+const overBalanceLimit = (error: unknown): boolean => error instanceof ServiceError && error.code === 'AMOUNT_OUT_OF_RANGE';
+
 /** The failure detail recorded when the rail refuses to start a payment. */
 function refusalDetail(error: ServiceError): FailureDetail {
   return error.code === 'NOT_IMPLEMENTED' ? 'NO_RAIL_CONFIGURED' : 'EXECUTION_FAILED';
@@ -114,6 +117,26 @@ export function createTransferDriver(deps: TransferDriverDeps) {
     const failed = await transactions.transition(trx, platform, id, 'FAILED', { failureReason, failureDetail: detail }, { from });
     if (failed?.type === 'OUTGOING') await ledger.resolve(trx, platform, { transactionId: id, accounts: heldAccounts([failed]) }, 'VOID');
     return failed;
+  }
+
+  /**
+   * Runs `apply` (a rail event applied from `from`) in a transaction of its own. A transfer in
+   * credits its account only when it completes, so other credits since it was accepted may leave
+   * no room under the balance limit: the ledger refuses the credit, and the transfer fails
+   * instead of retrying a credit that cannot post.
+   */
+  async function applyOrFailOverLimit(
+    platform: PlatformRef,
+    id: string,
+    from: TransactionStatus[],
+    apply: (trx: Trx) => Promise<TransactionRecord | undefined>,
+  ): Promise<TransactionRecord | undefined> {
+    try {
+      return await transact(database.db, apply);
+    } catch (error) {
+      if (!overBalanceLimit(error)) throw error;
+      return transact(database.db, (trx) => fail(trx, platform, id, 'BALANCE_LIMIT', from));
+    }
   }
 
   /** One job per step, each due its `afterMs` from now (platform clock). */
@@ -195,7 +218,7 @@ export function createTransferDriver(deps: TransferDriverDeps) {
       }
       return transact(database.db, (trx) => fail(trx, platform, i.transactionId, refusalDetail(error), ['PENDING']));
     }
-    return transact(database.db, (trx) => applyPlan(trx, platform, i, asked.plan, settlement));
+    return applyOrFailOverLimit(platform, i.transactionId, ['PENDING'], (trx) => applyPlan(trx, platform, i, asked.plan, settlement));
   }
 
   /** Request path: start the transfer and return it as it stands afterwards. */
@@ -222,7 +245,7 @@ export function createTransferDriver(deps: TransferDriverDeps) {
     if (!platform) return;
     const { transactionId, currency, event } = stepOf(job);
     const settlement = await settlementAccount(platform, currency);
-    await transact(database.db, (trx) => applyEvent(trx, platform, transactionId, event, ['PROCESSING'], settlement));
+    await applyOrFailOverLimit(platform, transactionId, ['PROCESSING'], (trx) => applyEvent(trx, platform, transactionId, event, ['PROCESSING'], settlement));
   }
 
   /**

@@ -241,6 +241,37 @@ describe('POST /transfer-in on the sandbox rail', () => {
     expect(await ledgerStates(body.id)).toEqual(['POSTED']);
   });
 
+  it('a credit the balance cannot take when it completes fails the transfer (BALANCE_LIMIT), alone or in a batch', async () => {
+    const dave = await newCustomer(p, 'Dave Full');
+    // Funded to 50,000,000 below the limit (a transfer in may be at most 100,000,000 here).
+    const funded = Number.MAX_SAFE_INTEGER - 50_000_000;
+    for (const amount of [9_000_000_000_000_000, funded - 9_000_000_000_000_000]) {
+      expect((await p.api.post(`/sandbox/internal-accounts/${dave.usd}/fund`, { amount })).status).toBe(200);
+    }
+    const room = 50_000_000;
+    const source = await externalAccount(p, dave.id, '001');
+    const pull = async (amount: number) =>
+      expectCreated(await p.api.post('/transfer-in', { source: { accountId: source }, destination: { accountId: dave.usd }, amount })).id as string;
+
+    const tooBig = await pull(room + 1);
+    await advance(1);
+    expect(await getTx(tooBig)).toMatchObject({ status: 'FAILED', failureReason: 'OFFRAMP_FAILED', failureDetail: 'BALANCE_LIMIT' });
+    expect(await paymentEvents(tooBig)).toEqual(['INCOMING_PAYMENT.FAILED']);
+    expect(await ledgerStates(tooBig)).toEqual([]);
+
+    // Each fits alone, not both: the batch that settles them together fails, then each runs alone.
+    const half = Math.floor(room / 2) + 1;
+    const both = [await pull(half), await pull(half)];
+    await advance(1);
+    const outcomes = await Promise.all(both.map(getTx));
+    expect(outcomes.map((tx) => tx.status).sort()).toEqual(['COMPLETED', 'FAILED']);
+    expect(outcomes.find((tx) => tx.status === 'FAILED')).toMatchObject({ failureReason: 'OFFRAMP_FAILED', failureDetail: 'BALANCE_LIMIT' });
+    expect(await balance(dave.usd)).toEqual({ available: funded + half, total: funded + half });
+    const jobs = await t.corridor.database.db.selectFrom('jobs').select('id').where('platform_id', '=', p.platform.id).where('kind', '=', 'transfers.step').execute();
+    expect(jobs).toEqual([]);
+    expect((await t.corridor.services.ledger.verify(t.corridor.database.db, p.platform.id)).problems).toEqual([]);
+  });
+
   it.each([
     ['002', 'INSUFFICIENT_FUNDS', 0],
     ['003', 'ACCOUNT_CLOSED', 0],
