@@ -82,6 +82,21 @@ export async function selectBalances(ex: Executor, ids: string[]): Promise<Map<s
   return balances;
 }
 
+/**
+ * Whether adding `deltas` (net posted credit per account) keeps every balance-checked account
+ * within the balance limit (migration 0032's check, pending credits included).
+ */
+export async function fitsUnderLimit(ex: Executor, deltas: Map<string, number>): Promise<boolean> {
+  if (deltas.size === 0) return true;
+  const { rows } = await sql<{ id: string }>`
+    select a.id from ledger_accounts a
+    join unnest(${[...deltas.keys()]}::text[], ${[...deltas.values()]}::bigint[]) as d(id, delta) on d.id = a.id
+    where not a.no_balance_check
+      and a.posted_credits + a.pending_credits - a.posted_debits + d.delta > ${Number.MAX_SAFE_INTEGER}::bigint
+    limit 1`.execute(ex);
+  return rows.length === 0;
+}
+
 /** Creates a system account if it does not exist yet (concurrent callers are fine). */
 export async function insertSystemAccount(
   ex: Executor,

@@ -131,6 +131,19 @@ export function createLedgerService({ database, clock }: LedgerServiceDeps) {
       await notify(trx, platform, changes.filter((c) => !announced.has(c.accountId)));
       return changes;
     },
+    /**
+     * Whether posting `legs` now keeps every balance they credit within the balance limit. Not a
+     * lock: a credit that commits meanwhile makes `record` refuse (AMOUNT_OUT_OF_RANGE), and the
+     * caller's retry then sees it.
+     */
+    fitsUnderLimit(ex: Executor, legs: Leg[]): Promise<boolean> {
+      const deltas = new Map<string, number>();
+      for (const leg of legs) {
+        deltas.set(leg.credit, (deltas.get(leg.credit) ?? 0) + leg.amount);
+        deltas.set(leg.debit, (deltas.get(leg.debit) ?? 0) - leg.amount);
+      }
+      return repo.fitsUnderLimit(ex, deltas);
+    },
     transfersOf,
     transactionsWithPendingLegs,
     verify: (ex: Executor, platformId?: string) => verifyLedger(ex, platformId),

@@ -85,11 +85,16 @@ export function createQuoteOutcomes(deps: QuoteServiceDeps) {
         await failTransaction(trx, platform, q, event.reason ?? failureReasonFor(event.detail), event.detail, refundAfterFailure(event.detail, now, event.reason));
         await ledger.resolve(trx, platform, { transactionId, accounts: heldAccounts([q]) }, 'VOID');
         return;
-      case 'RETURNED':
+      case 'RETURNED': {
         if (!accounts) throw new Error('a returned payout needs its ledger accounts');
-        await failTransaction(trx, platform, q, railFailureReason('OUTGOING'), 'RETURNED_BY_RECEIVING_BANK', refund('COMPLETED', 'TRANSACTION_FAILED', now));
-        await ledger.record(trx, platform, refundLegs(q, accounts), transactionId);
+        const legs = refundLegs(q, accounts);
+        // Credits to the sender since the payment may leave its balance no room under the limit:
+        // then the refund fails, as when the rail cannot refund, and nothing is credited.
+        const refunded = (await ledger.fitsUnderLimit(trx, legs)) ? refund('COMPLETED', 'TRANSACTION_FAILED', now) : refund('FAILED', 'TRANSACTION_FAILED', now);
+        await failTransaction(trx, platform, q, railFailureReason('OUTGOING'), 'RETURNED_BY_RECEIVING_BANK', refunded);
+        if (refunded.status === 'COMPLETED') await ledger.record(trx, platform, legs, transactionId);
         return;
+      }
       case 'REFUND_FAILED':
         // The payout left and never came back: the money is gone, so the holds post.
         await failTransaction(trx, platform, q, railFailureReason('OUTGOING'), event.detail, refund('FAILED', 'TRANSACTION_FAILED', now));

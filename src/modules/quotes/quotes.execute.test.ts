@@ -249,6 +249,31 @@ describe('sandbox outcomes of a payout (SPEC 4.7, by the external account suffix
     await expectLedgerClean(t, p.platform.id);
   });
 
+  it('005 returned to a sender whose balance has no room left under the limit: the refund fails, nothing is credited', async () => {
+    const { quote, account } = await scenario('005');
+    await p.api.post(`/quotes/${quote.id}/execute`);
+    await advance(p, 2);
+    const full = Number.MAX_SAFE_INTEGER - 5_000;
+    await fund(p, account, 9_000_000_000_000_000);
+    await fund(p, account, full - 9_000_000_000_000_000 - (FUNDS - 10_000));
+    expect(await balances(t, account)).toEqual({ available: full, posted: full });
+
+    await advance(p, 60);
+    const after = await state(quote);
+    expect(after.quote.status).toBe('FAILED');
+    expect(after.tx).toMatchObject({
+      status: 'FAILED',
+      failureReason: 'COUNTERPARTY_POST_TX_FAILED',
+      failureDetail: 'RETURNED_BY_RECEIVING_BANK',
+      refund: { status: 'FAILED', reason: 'TRANSACTION_FAILED' },
+    });
+    expect(after.events).toEqual([`${P}PENDING`, `${P}PROCESSING`, `${P}COMPLETED`, `${P}FAILED`, `${P}REFUND_FAILED`]);
+    expect(after.legs).toEqual(POSTED);
+    expect(await balances(t, account)).toEqual({ available: full, posted: full });
+    expect(await followUpJobs(quote.id)).toEqual([]);
+    await expectLedgerClean(t, p.platform.id);
+  });
+
   it('005 with one long clock jump applies both steps in order', async () => {
     const { quote, account } = await scenario('005');
     await p.api.post(`/quotes/${quote.id}/execute`);
