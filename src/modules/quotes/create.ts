@@ -282,6 +282,7 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
       receiving: destination.currency,
       lockedSide: input.lockedCurrencySide,
       amount: input.lockedCurrencyAmount,
+      paidOut: destination.delivery.kind !== 'INTERNAL',
     });
     checkLimits(priced, limits);
     checkReceiverLimits(priced, destination);

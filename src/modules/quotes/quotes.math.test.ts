@@ -5,7 +5,7 @@ import { balances, expectError, expectLedgerClean, fund, legsOf, newCustomer, ty
 
 const D = Decimal.clone({ precision: 64 });
 const MAX = 9_000_000_000_000_000;
-const DECIMALS: Record<string, number> = { USD: 2, JPY: 0, BHD: 3, INR: 2 };
+const DECIMALS: Record<string, number> = { USD: 2, JPY: 0, BHD: 3, INR: 2, NGN: 2 };
 
 let t: TestApp;
 let p: TestPlatform;
@@ -171,6 +171,26 @@ describe('quote math', () => {
     const tx = (await p.api.get(`/transactions/${q.transactionId}`)).body;
     expect(tx).toMatchObject({ status: 'COMPLETED', settledAt: expect.any(String) });
     await expectLedgerClean(t, p.platform.id);
+  });
+});
+
+describe('payout fees', () => {
+  it('are charged when a payout partner delivers, not when an internal account receives', async () => {
+    const q = await t.createPlatform({ currencies: ['USD', 'NGN'] });
+    const a = await newCustomer(q);
+    const b = await newCustomer(q);
+    const internal = await q.api.post('/quotes', {
+      source: { sourceType: 'ACCOUNT', accountId: a.accounts.USD },
+      destination: { destinationType: 'ACCOUNT', accountId: b.accounts.NGN },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: 10_000,
+    });
+    expect(internal.status, JSON.stringify(internal.body)).toBe(201);
+    expect(internal.body.rateDetails.counterpartyFixedFee).toBe(0);
+    checkConsistent(internal.body, 'SENDING', 10_000);
+    // The exchange rates price a payout: the same amount delivers the NGN payout fee (₦50.00) less.
+    const rates = await q.api.get('/exchange-rates', { sourceCurrency: 'USD', destinationCurrency: 'NGN', sendingAmount: 10_000 });
+    expect(rates.body.data[0].receivingAmount).toBe(internal.body.totalReceivingAmount - 5_000);
   });
 });
 

@@ -28,11 +28,15 @@ export interface RateServiceDeps {
   cacheTtlMs?: number;
 }
 
+const NO_FEE = new Dec(0);
+
 export interface PriceInput {
   sending: string;
   receiving: string;
   lockedSide: LockedSide;
   amount: number;
+  /** False when no payout partner delivers (an internal account receives): no payout fee. */
+  paidOut?: boolean;
 }
 
 /**
@@ -136,7 +140,8 @@ export function createRateService(deps: RateServiceDeps) {
   /** Prices a quote with the platform's fee schedule and the cached rates. */
   async function price(platform: Pick<Platform, 'fees'>, input: PriceInput): Promise<PricedQuote> {
     const terms = termsFor(input.sending, input.receiving, platform.fees, await getRates());
-    return priceWithTerms(input.lockedSide, input.amount, terms);
+    const delivered = input.paidOut === false ? { ...terms, counterpartyFixedFee: NO_FEE } : terms;
+    return priceWithTerms(input.lockedSide, input.amount, delivered);
   }
 
   /** Receiving major units per sending major unit after the platform's spread (for lookups). */
