@@ -46,10 +46,14 @@ export function refund(status: Refund['status'], reason: Refund['reason'], now: 
   return { reference: newReference('RF'), initiatedAt: now.toISOString(), ...(status === 'COMPLETED' && { settledAt: now.toISOString() }), status, reason };
 }
 
-/** Failures before the payment started: an UMA receiver that could not be reached or refused the pay request. */
-/** A failed payout whose hold was released: the sender has the money back at once (nothing to refund if it never started). */
-function refundAfterFailure(detail: FailureDetail, now: Date, reason?: FailureReason): Refund | null {
-  if (EXECUTION_FAILURES.includes(detail) || reason === 'QUOTE_EXECUTION_FAILED') return null;
+/**
+ * A failed payout whose hold was released: the sender has the money back at once. Nothing to
+ * refund if it never started, unless the payer's real-time funding had already arrived: that
+ * payment goes back to the payer.
+ */
+function refundAfterFailure(q: QuoteRecord, detail: FailureDetail, now: Date, reason?: FailureReason): Refund | null {
+  const neverStarted = EXECUTION_FAILURES.includes(detail) || reason === 'QUOTE_EXECUTION_FAILED';
+  if (neverStarted && q.source.sourceType !== 'REALTIME_FUNDING') return null;
   return refund('COMPLETED', detail === 'USER_CANCELLATION' ? 'USER_CANCELLATION' : 'TRANSACTION_FAILED', now);
 }
 
@@ -82,7 +86,7 @@ export function createQuoteOutcomes(deps: QuoteServiceDeps) {
         await ledger.resolve(trx, platform, { transactionId, accounts: heldAccounts([q]) }, 'POST');
         return;
       case 'FAILED':
-        await failTransaction(trx, platform, q, event.reason ?? failureReasonFor(event.detail), event.detail, refundAfterFailure(event.detail, now, event.reason));
+        await failTransaction(trx, platform, q, event.reason ?? failureReasonFor(event.detail), event.detail, refundAfterFailure(q, event.detail, now, event.reason));
         await ledger.resolve(trx, platform, { transactionId, accounts: heldAccounts([q]) }, 'VOID');
         return;
       case 'RETURNED': {

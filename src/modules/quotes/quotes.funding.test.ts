@@ -97,11 +97,17 @@ describe('REALTIME_FUNDING quotes', () => {
     expectError(await p.api.post('/sandbox/send', { quoteId: q.id, currencyCode: 'EUR' }), 409, 'QUOTE_ALREADY_EXECUTED');
   });
 
-  it('a payout that fails at once (002) releases everything', async () => {
+  it('a payout that fails at once (002) releases everything and returns the funding payment to the payer', async () => {
     const failing = await usdAccount(p, alice.id, '002');
     const q = await realtimeQuote('EUR', failing);
     const sent = await p.api.post('/sandbox/send', { quoteId: q.id, currencyCode: 'EUR' });
-    expect(sent.body).toMatchObject({ status: 'FAILED', failureReason: 'QUOTE_EXECUTION_FAILED' });
+    expect(sent.body).toMatchObject({
+      status: 'FAILED',
+      failureReason: 'QUOTE_EXECUTION_FAILED',
+      refund: { status: 'COMPLETED', reason: 'TRANSACTION_FAILED', settledAt: expect.any(String) },
+    });
+    expect(await transactionEvents(t, p.platform.id, q.transactionId)).toEqual([`${P}PENDING`, `${P}PROCESSING`, `${P}FAILED`, `${P}REFUND_COMPLETED`]);
+    expect((await legsOf(t, p.platform.id, q.transactionId)).map((l) => l.state)).toEqual(['VOIDED', 'VOIDED', 'VOIDED']);
     await expectLedgerClean(t, p.platform.id);
   });
 
