@@ -44,6 +44,12 @@ export interface BalanceChange {
   posted: number;
 }
 
+/** Whether `error` is the ledger refusing a credit over the balance limit (raw, or as mapped below). */
+export function isOverBalanceLimit(error: unknown): boolean {
+  const refusal = error instanceof ServiceError ? error.cause : error;
+  return isCheckViolation(refusal, 'ledger_accounts_balance_limit');
+}
+
 /** The ledger's refusals (overdraft, balance limit, unknown accounts) as service errors; other errors as they are. */
 export function mapLedgerError(error: unknown): unknown {
   if (isCheckViolation(error, 'ledger_accounts_no_overdraft')) {

@@ -39,7 +39,11 @@ export interface IncomingPayment {
 }
 
 /** A final decision on a payment waiting for the platform (the webhook's `await` is not one). */
-export type ApprovalDecision = Exclude<WebhookApprovalDecision, { kind: 'await' }> | { kind: 'fail'; failureReason: ApprovalFailure };
+export type ApprovalDecision =
+  | Exclude<WebhookApprovalDecision, { kind: 'await' }>
+  | { kind: 'fail'; failureReason: ApprovalFailure }
+  /** Approved, but the account's balance cannot take the credit (the ledger's balance limit). */
+  | { kind: 'fail'; failureReason: 'OFFRAMP_FAILED'; failureDetail: 'BALANCE_LIMIT' };
 type ApprovalFailure = Extract<FailureReason, 'PAYMENT_APPROVAL_TIMED_OUT' | 'PAYMENT_APPROVAL_WEBHOOK_ERROR'>;
 
 /**
@@ -48,6 +52,8 @@ type ApprovalFailure = Extract<FailureReason, 'PAYMENT_APPROVAL_TIMED_OUT' | 'PA
  */
 export const APPROVAL_DEADLINE_MS = 5_000;
 const DEADLINE_JOB = 'incoming.approval-deadline';
+/** Applies a webhook answer again when applying it as it arrived failed: the answer is never lost. */
+const ANSWER_JOB = 'incoming.approval-answer';
 /** The reject call allows this many characters; a webhook answer's reason is cut to it. */
 const REJECTION_REASON_LENGTH = 500;
 
@@ -101,18 +107,41 @@ export function createIncomingPayments(deps: IncomingPaymentDeps) {
     return record;
   }
 
-  /** The platform's answer to INCOMING_PAYMENT.PENDING, as the webhook worker read it. */
+  /**
+   * The platform's answer to INCOMING_PAYMENT.PENDING, as the webhook worker read it. The event is
+   * never sent again, so an answer that cannot be applied now (a database error, say) goes to a
+   * durable job that applies it with the job runner's retries.
+   */
   async function onWebhookAnswer(platform: PlatformRef, { event, decision }: ApprovalInfo): Promise<void> {
     const id = (event.data as { id?: string }).id;
     if (!id) return;
+    try {
+      await applyAnswer(platform, id, decision);
+    } catch (error) {
+      await enqueueJobs(database.db, platform, [{ kind: ANSWER_JOB, payload: { transactionId: id, decision } }], clock);
+      throw error;
+    }
+  }
+
+  /**
+   * Applies a webhook answer to a payment still waiting for it. An approval whose credit the
+   * account's balance cannot take (the ledger's limit; other credits since the payment arrived)
+   * fails the payment instead of leaving it waiting.
+   */
+  async function applyAnswer(platform: PlatformRef, id: string, decision: WebhookApprovalDecision): Promise<void> {
     const record = await transactions.find(database.db, platform.id, id);
     if (!record) return;
     await ledger.systemAccount(platform.id, record.receivedCurrency, 'UMA_SETTLEMENT');
-    await transact(database.db, async (trx) => {
-      if (decision.kind === 'await') await awaitDecision(trx, platform, id);
-      else if (decision.kind === 'fail') await decide(trx, platform, id, { kind: 'fail', failureReason: decision.failureReason });
-      else await decide(trx, platform, id, decision);
-    });
+    try {
+      await transact(database.db, async (trx) => {
+        if (decision.kind === 'await') await awaitDecision(trx, platform, id);
+        else if (decision.kind === 'fail') await decide(trx, platform, id, { kind: 'fail', failureReason: decision.failureReason });
+        else await decide(trx, platform, id, decision);
+      });
+    } catch (error) {
+      if (!ledger.isOverBalanceLimit(error)) throw error;
+      await transact(database.db, (trx) => decide(trx, platform, id, { kind: 'fail', failureReason: 'OFFRAMP_FAILED', failureDetail: 'BALANCE_LIMIT' }));
+    }
   }
 
   /** Applies the platform's decision to a payment waiting for it; false when it was no longer waiting. */
@@ -132,7 +161,8 @@ export function createIncomingPayments(deps: IncomingPaymentDeps) {
       const rejectionReason = decision.reason?.slice(0, REJECTION_REASON_LENGTH) ?? null;
       return transactions.transition(trx, platform, id, 'REJECTED', { awaitingApproval: false, failureDetail: 'PLATFORM_REJECTED', rejectionReason });
     }
-    return transactions.transition(trx, platform, id, 'FAILED', { awaitingApproval: false, failureReason: decision.failureReason });
+    const failureDetail = 'failureDetail' in decision ? decision.failureDetail : undefined;
+    return transactions.transition(trx, platform, id, 'FAILED', { awaitingApproval: false, failureReason: decision.failureReason, ...(failureDetail && { failureDetail }) });
   }
 
   async function decideByApi(ctx: ServiceContext, id: string, decision: ApprovalDecision): Promise<TransactionView> {
@@ -162,12 +192,16 @@ export function createIncomingPayments(deps: IncomingPaymentDeps) {
     approve: (ctx: ServiceContext, id: string, receiverCustomerInfo?: Record<string, unknown>) =>
       decideByApi(ctx, id, { kind: 'approve', receiverCustomerInfo, automatic: false }),
     reject: (ctx: ServiceContext, id: string, reason?: string) => decideByApi(ctx, id, { kind: 'reject', reason }),
-    /** Registers the approval-deadline job handler (called from the composition root). */
+    /** Registers the approval jobs' handlers: the deadline and answers applied again (called from the composition root). */
     registerJobs(platformOf: (id: string) => Promise<PlatformRef | undefined>): void {
       deps.jobs.register(DEADLINE_JOB, async (job) => {
         const platform = job.platformId ? await platformOf(job.platformId) : undefined;
         if (!platform) return;
         await transact(database.db, (trx) => decide(trx, platform, String(job.payload.transactionId), { kind: 'fail', failureReason: 'PAYMENT_APPROVAL_TIMED_OUT' }));
+      });
+      deps.jobs.register(ANSWER_JOB, async (job) => {
+        const platform = job.platformId ? await platformOf(job.platformId) : undefined;
+        if (platform) await applyAnswer(platform, String(job.payload.transactionId), job.payload.decision as WebhookApprovalDecision);
       });
     },
   };

@@ -57,9 +57,6 @@ const stepOf = (job: ClaimedJob): StepPayload => job.payload as unknown as StepP
 /** The internal accounts whose holds resolving these transfers out posts or voids: their sources. */
 const heldAccounts = (records: TransactionRecord[]): string[] => records.flatMap((r) => (r.source.accountId ? [r.source.accountId] : []));
 
-/** The ledger refused a credit: it would take the receiving balance over the limit the API can show. */
-const overBalanceLimit = (error: unknown): boolean => error instanceof ServiceError && error.code === 'AMOUNT_OUT_OF_RANGE';
-
 /** The failure detail recorded when the rail refuses to start a payment. */
 function refusalDetail(error: ServiceError): FailureDetail {
   return error.code === 'NOT_IMPLEMENTED' ? 'NO_RAIL_CONFIGURED' : 'EXECUTION_FAILED';
@@ -134,7 +131,7 @@ export function createTransferDriver(deps: TransferDriverDeps) {
     try {
       return await transact(database.db, apply);
     } catch (error) {
-      if (!overBalanceLimit(error)) throw error;
+      if (!ledger.isOverBalanceLimit(error)) throw error;
       return transact(database.db, (trx) => fail(trx, platform, id, 'BALANCE_LIMIT', from));
     }
   }

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { advance, balances, expectError, expectLedgerClean, newCustomer, transactionEvents, type TestCustomer } from '../../../test/support/quotes.js';
@@ -85,6 +86,49 @@ describe('POST /sandbox/uma/receive', () => {
     const approved = await approving.api.post(`/transactions/${res.body.id}/approve`, {});
     expect(approved.status, JSON.stringify(approved.body)).toBe(200);
     expect(approved.body.status).toBe('COMPLETED');
+  });
+
+  it('an approval whose credit no longer fits under the balance limit fails the payment (BALANCE_LIMIT)', async () => {
+    const full = await newCustomer(approving, 'Fay Full');
+    const funded = Number.MAX_SAFE_INTEGER - 1_000;
+    for (const amount of [9_000_000_000_000_000, funded - 9_000_000_000_000_000]) {
+      expect((await approving.api.post(`/sandbox/internal-accounts/${full.accounts.USD}/fund`, { amount })).status).toBe(200);
+    }
+    const res = await receive(approving, { customerId: full.id });
+    expect(res.body.status).toBe('PENDING');
+    const after = await answered(res.body.id, { status: 200 });
+    expect(after).toMatchObject({ status: 'FAILED', failureReason: 'OFFRAMP_FAILED', failureDetail: 'BALANCE_LIMIT' });
+    expect(await balances(t, full.accounts.USD)).toEqual({ available: funded, posted: funded });
+    expect(await transactionEvents(t, approving.platform.id, res.body.id)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.FAILED']);
+    await expectLedgerClean(t, approving.platform.id);
+  });
+
+  it('an answer that cannot be applied as it arrives is applied by a job, once', async () => {
+    const before = await balances(t, erin.accounts.USD);
+    const res = await receive(approving, { customerId: erin.id, receivingCurrencyAmount: 1_500 });
+    // The database refuses the first attempt to move this transaction (as an outage would).
+    const { db } = t.corridor.database;
+    const fault = `test_fault_${Date.now()}`;
+    await sql.raw(`create sequence ${fault}`).execute(db);
+    await sql
+      .raw(
+        `create function ${fault}() returns trigger language plpgsql as $$ begin
+           if new.id = '${res.body.id}' and nextval('${fault}') = 1 then raise exception 'injected fault'; end if;
+           return new; end $$;
+         create trigger ${fault} before update on transactions for each row execute function ${fault}()`,
+      )
+      .execute(db);
+    try {
+      const after = await answered(res.body.id, { status: 200 });
+      expect(after.status).toBe('PENDING');
+      expect(t.logs.some((line) => line.includes('injected fault'))).toBe(true);
+      await advance(approving, 1);
+    } finally {
+      await sql.raw(`drop trigger ${fault} on transactions; drop function ${fault}(); drop sequence ${fault}`).execute(db);
+    }
+    expect((await approving.api.get(`/transactions/${res.body.id}`)).body.status).toBe('COMPLETED');
+    expect(await balances(t, erin.accounts.USD)).toEqual({ available: before.available + 1_500, posted: before.posted + 1_500 });
+    expect(await transactionEvents(t, approving.platform.id, res.body.id)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.COMPLETED']);
   });
 
   it('refuses bad inputs with the exact envelope', async () => {
