@@ -1,7 +1,9 @@
 // Helpers shared by the quotes tests.
 import { sql } from 'kysely';
 import { expect } from 'vitest';
+import { RECOVERY_JOB } from '../../src/modules/quotes/execute.js';
 import { EXPIRY_JOB } from '../../src/modules/quotes/expiry.js';
+import { STEP_JOB } from '../../src/modules/quotes/outcomes.js';
 import type { TransactionStatus } from '../../src/modules/transactions/lifecycle.js';
 import type { TransitionHook } from '../../src/modules/transactions/service.js';
 import type { ApiResponse, TestApp, TestPlatform } from './app.js';
@@ -111,3 +113,48 @@ export async function expiryJobs(t: TestApp, platformId: string): Promise<string
     .execute();
   return rows.map((r) => r.until);
 }
+
+/** Funds of a payout scenario's sender. */
+export const PAYOUT_FUNDS = 1_000_000;
+
+/** A fresh sender funded in EUR, a USD payout account of `payeeId` with the suffix, and a quote between them. */
+export async function payoutScenario(p: TestPlatform, payeeId: string, suffix: string, amount = 10_000, funds = PAYOUT_FUNDS) {
+  const sender = await newCustomer(p);
+  if (funds > 0) await fund(p, sender.accounts.EUR, funds);
+  const payout = await usdAccount(p, payeeId, suffix);
+  const res = await p.api.post('/quotes', {
+    source: { sourceType: 'ACCOUNT', accountId: sender.accounts.EUR },
+    destination: { destinationType: 'ACCOUNT', accountId: payout },
+    lockedCurrencySide: 'SENDING',
+    lockedCurrencyAmount: amount,
+  });
+  expectStatus(res, 201);
+  return { sender, account: sender.accounts.EUR, quote: res.body };
+}
+
+/** A quote and its transaction as the API shows them, with the payment's events and its legs as `code:state`. */
+export async function quoteState(t: TestApp, p: TestPlatform, q: { id: string; transactionId: string }) {
+  const [quote, tx, events, legs] = await Promise.all([
+    p.api.get(`/quotes/${q.id}`),
+    p.api.get(`/transactions/${q.transactionId}`),
+    transactionEvents(t, p.platform.id, q.transactionId),
+    legsOf(t, p.platform.id, q.transactionId),
+  ]);
+  return { quote: quote.body, tx: tx.body, events, legs: legs.map((l) => `${l.code}:${l.state}`) };
+}
+
+/** Kinds of the rail-step and recovery jobs queued for a quote. */
+export async function followUpJobs(t: TestApp, quoteId: string): Promise<string[]> {
+  const rows = await t.corridor.database.db
+    .selectFrom('jobs')
+    .select('kind')
+    .where('kind', 'in', [STEP_JOB, RECOVERY_JOB])
+    .where(sql<string>`payload->>'quoteId'`, '=', quoteId)
+    .execute();
+  return rows.map((r) => r.kind);
+}
+
+/** A payout's three legs (fee, conversion, payout) in each ledger state. */
+export const HELD = ['FEE:PENDING', 'FX:PENDING', 'PAYOUT:PENDING'];
+export const POSTED = ['FEE:POSTED', 'FX:POSTED', 'PAYOUT:POSTED'];
+export const VOIDED = ['FEE:VOIDED', 'FX:VOIDED', 'PAYOUT:VOIDED'];
