@@ -136,6 +136,13 @@ export function createDocuments(deps: DocumentDeps) {
     }
   }
 
+  /** While a verification is under review, the documents it is being decided on stay as they are. */
+  async function refuseWhileUnderReview(trx: Trx, platformId: string, customerId: string, change: 'replaced' | 'deleted'): Promise<void> {
+    if (await openVerificationOf(trx, platformId, customerId)) {
+      throw new ServiceError('CONFLICT', `the document belongs to a verification under review and cannot be ${change} until it is decided`);
+    }
+  }
+
   async function upload(ctx: ServiceContext<Platform>, form: DocumentUploadForm, file: UploadedFile | undefined): Promise<DocumentView> {
     const { platform } = ctx;
     const type = checkFile(file);
@@ -163,6 +170,7 @@ export function createDocuments(deps: DocumentDeps) {
       ctx.tx(async (trx) => {
         const current = await repo.findDocument(trx, platform.id, id, true);
         if (!current) throw documentNotFound();
+        await refuseWhileUnderReview(trx, platform.id, current.customer_id, 'replaced');
         await checkQuota(trx, deps.documentQuota, platform.id, current.customer_id, 0, file!.size - current.size_bytes);
         oldKey = current.storage_key;
         return present(await repo.replaceDocument(trx, id, contentOf(form, file!, type, key, clock.now(platform))));
@@ -189,9 +197,7 @@ export function createDocuments(deps: DocumentDeps) {
     const key = await ctx.tx(async (trx) => {
       const row = await repo.findDocument(trx, platform.id, id, true);
       if (!row) throw documentNotFound();
-      if (await openVerificationOf(trx, platform.id, row.customer_id)) {
-        throw new ServiceError('CONFLICT', 'the document belongs to a verification under review and cannot be deleted until it is decided');
-      }
+      await refuseWhileUnderReview(trx, platform.id, row.customer_id, 'deleted');
       await repo.deleteDocument(trx, id);
       return row.storage_key;
     });

@@ -81,8 +81,19 @@ export function createOwners(deps: ComplianceServiceDeps) {
     });
   }
 
+  /** The owner, if its business exists and is not deleted (a deleted customer's owners are gone with it). */
+  async function findActiveOwner(ex: Executor, platformId: string, id: string, lock = false): Promise<OwnerRow | undefined> {
+    const row = await repo.findOwner(ex, platformId, id, lock);
+    if (!row) return undefined;
+    const business = await customers.requireCustomer(ex, platformId, row.customer_id).catch((error: unknown) => {
+      if (error instanceof ServiceError && error.code === 'USER_NOT_FOUND') return undefined;
+      throw error;
+    });
+    return business && row;
+  }
+
   async function get(ctx: ServiceContext, id: string): Promise<BeneficialOwnerView> {
-    const row = await repo.findOwner(db, ctx.platform.id, id);
+    const row = await findActiveOwner(db, ctx.platform.id, id);
     if (!row) throw ownerNotFound();
     return present(row);
   }
@@ -98,7 +109,7 @@ export function createOwners(deps: ComplianceServiceDeps) {
     const { platform } = ctx;
     const now = clock.now(platform);
     return ctx.tx(async (trx) => {
-      const current = await repo.findOwner(trx, platform.id, id, true);
+      const current = await findActiveOwner(trx, platform.id, id, true);
       if (!current) throw ownerNotFound();
       const personalInfo = patch.personalInfo && { ...current.personal_info, ...patch.personalInfo };
       if (personalInfo) checkPersonalInfo(personalInfo, now);
@@ -117,9 +128,9 @@ export function createOwners(deps: ComplianceServiceDeps) {
     });
   }
 
-  /** The business a document holder id names (a BeneficialOwner's customer); undefined when unknown. */
+  /** The business a document holder id names (a BeneficialOwner's customer); undefined when unknown or deleted. */
   async function customerOfOwner(ex: Executor, platformId: string, ownerId: string): Promise<string | undefined> {
-    return (await repo.findOwner(ex, platformId, ownerId))?.customer_id;
+    return (await findActiveOwner(ex, platformId, ownerId))?.customer_id;
   }
 
   /** The owners of business customers as the customer views embed them, by customer id. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { expectError } from '../../../test/support/quotes.js';
-import { ADDRESS, beneficialOwnerBody, completeIndividual, expectStatus, uploadDocument, testDocumentsDir } from '../../../test/support/verification.js';
+import { ADDRESS, beneficialOwnerBody, completeIndividual, expectStatus, pdfFile, sendForm, uploadDocument, testDocumentsDir } from '../../../test/support/verification.js';
 
 let t: TestApp;
 let p: TestPlatform;
@@ -214,6 +214,18 @@ describe('beneficial owners', () => {
   });
 });
 
+describe('a deleted business', () => {
+  it('takes its beneficial owners with it: they cannot be read, changed or given documents', async () => {
+    const { customer, owner } = await completeBusiness(p, 'REG-404');
+    expect((await p.api.delete(`/customers/${customer.id}`)).status).toBe(200);
+    expectError(await p.api.get(`/beneficial-owners/${owner.id}`), 404, 'NOT_FOUND');
+    expectError(await p.api.patch(`/beneficial-owners/${owner.id}`, { personalInfo: { lastName: 'Again002' } }), 404, 'NOT_FOUND');
+    expectError(await sendForm(p, 'POST', '/documents', { documentHolder: owner.id, documentType: 'PASSPORT', country: 'US' }, [pdfFile()]), 404, 'NOT_FOUND');
+    const stored = await t.corridor.database.db.selectFrom('beneficial_owners').select('kyc_status').where('id', '=', owner.id).executeTakeFirstOrThrow();
+    expect(stored.kyc_status).toBe(owner.kycStatus);
+  });
+});
+
 describe('production platforms: the operator decides', () => {
   it('waits in PENDING_MANUAL_REVIEW until resolved; approving approves the pending owners', async () => {
     const prod = await t.createPlatform({ mode: 'PRODUCTION', regulated: false });
@@ -223,9 +235,15 @@ describe('production platforms: the operator decides', () => {
     expect(v).toMatchObject({ verificationStatus: 'PENDING_MANUAL_REVIEW', kybStatus: 'PENDING' });
     const pending = await t.corridor.services.compliance.verifications.listAll(prod.platform.id, 'PENDING_MANUAL_REVIEW');
     expect(pending.map((x) => x.id)).toEqual([v.id]);
-    // Documents under review stay.
+    // Documents under review stay: neither deleted nor replaced, the owner's included.
     const doc = (await prod.api.get('/documents', { documentHolder: customer.id })).body.data[0];
+    const ownerDoc = (await prod.api.get('/documents', { documentHolder: owner.id })).body.data[0];
     expectError(await prod.api.delete(`/documents/${doc.id}`), 409, 'CONFLICT');
+    for (const held of [doc, ownerDoc]) {
+      const replaced = await sendForm(prod, 'PUT', `/documents/${held.id}`, { documentType: 'OTHER', country: 'US' }, [pdfFile('other.pdf')]);
+      expectError(replaced, 409, 'CONFLICT');
+      expect((await prod.api.get(`/documents/${held.id}`)).body).toEqual(held);
+    }
 
     const resolved = await t.corridor.services.compliance.verifications.resolve(v.id, 'APPROVED', 'documents checked');
     expect(resolved).toMatchObject({ id: v.id, verificationStatus: 'APPROVED', kybStatus: 'APPROVED', errors: [] });
