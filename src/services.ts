@@ -134,6 +134,7 @@ export function createServices(deps: CoreDeps) {
   const wakeWebhooks = () => webhooks.wake();
   const invitations = createInvitationService({ database, clock, customers, platforms, urlBase: `${config.publicUrl}${API_PREFIX}/invitations/`, wakeWebhooks });
   invitations.registerJobs(jobs);
+  customers.hooks.deleted.push(invitations.cancelCustomerInvitations);
   const compliance = createComplianceService({
     database,
     clock,

@@ -146,6 +146,17 @@ describe('cancelling', () => {
     expectError(await other.api.post(`/invitations/${created.code}/claim`, { inviteeUma: bob.umaAddress }), 400, 'INVITATION_CANCELLED');
     expectError(await inviter.api.post(`/invitations/${created.code}/cancel`), 400, 'INVITATION_CANCELLED');
   });
+
+  it('deleting the inviter cancels its pending invitations; others keep theirs', async () => {
+    const leaving = await customer(inviter, 'Lee Leaving', '$lee@inviter.example');
+    const res = await inviter.api.post('/invitations', { inviterUma: leaving.umaAddress, amountToSend: 1_000 });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const kept = await invite();
+    expect((await inviter.api.delete(`/customers/${leaving.id}`)).status).toBe(200);
+    expect((await inviter.api.get(`/invitations/${res.body.code}`)).body.status).toBe('CANCELLED');
+    expectError(await other.api.post(`/invitations/${res.body.code}/claim`, { inviteeUma: bob.umaAddress }), 400, 'INVITATION_CANCELLED');
+    expect((await inviter.api.get(`/invitations/${kept.code}`)).body.status).toBe('PENDING');
+  });
 });
 
 describe('expiry on the platform clock', () => {

@@ -59,6 +59,17 @@ export async function cancelInvitation(trx: Trx, platformId: string, code: strin
     .executeTakeFirst();
 }
 
+/** Cancels the PENDING invitations of an inviter (a customer being deleted). */
+export async function cancelInvitationsOf(trx: Trx, platformId: string, inviterCustomerId: string, now: Date): Promise<void> {
+  await trx
+    .updateTable('invitations')
+    .set({ status: 'CANCELLED', cancelled_at: now, updated_at: now })
+    .where('inviter_customer_id', '=', inviterCustomerId)
+    .where('platform_id', '=', platformId)
+    .where('status', '=', 'PENDING')
+    .execute();
+}
+
 /** PENDING whose expiresAt has passed at `now` → EXPIRED; undefined when nothing changed. */
 export async function expireInvitation(ex: Executor, code: string, now: Date) {
   return ex

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
-import type { ServiceContext } from '../../core/context.js';
+import type { PlatformRef, ServiceContext } from '../../core/context.js';
 import { currency } from '../../core/currencies.js';
 import { invalidInput, ServiceError } from '../../core/errors.js';
 import { emitEvents } from '../../core/events.js';
 import { enqueueJobs, type JobRunner } from '../../core/jobs.js';
-import type { Database, Executor } from '../../db/database.js';
+import type { Database, Executor, Trx } from '../../db/database.js';
 import { transact } from '../../db/transact.js';
 import { UMA_ADDRESS } from '../customers/rules.js';
 import type { Customer, CustomerService } from '../customers/service.js';
@@ -173,6 +173,14 @@ export function createInvitationService(deps: InvitationServiceDeps) {
     });
   }
 
+  /**
+   * In the transaction that deletes a customer: its pending invitations are cancelled, since a
+   * claim would ask the platform to pay from a customer that no longer exists.
+   */
+  async function cancelCustomerInvitations(trx: Trx, platform: PlatformRef, customerId: string): Promise<void> {
+    await repo.cancelInvitationsOf(trx, platform.id, customerId, clock.now(platform));
+  }
+
   /** The expiry job; one that runs early (another process's clock) schedules itself again. */
   async function expire(code: string): Promise<void> {
     const row = await repo.findInvitation(database.db, code);
@@ -190,7 +198,7 @@ export function createInvitationService(deps: InvitationServiceDeps) {
     jobs.register(EXPIRY_JOB, (job) => expire(String(job.payload.code)));
   }
 
-  return { create, get, claim, cancel, registerJobs };
+  return { create, get, claim, cancel, cancelCustomerInvitations, registerJobs };
 }
 
 export type InvitationService = ReturnType<typeof createInvitationService>;
