@@ -161,8 +161,13 @@ export async function decideVerification(trx: Trx, id: string, decision: Decisio
     .executeTakeFirst();
 }
 
+/** Verifications in `status` of customers that are not deleted (nobody is left to decide on for the others). */
 export async function verificationsInStatus(ex: Executor, platformId: string | undefined, status: VerificationState, limit: number): Promise<VerificationRow[]> {
-  let query = ex.selectFrom('verifications').selectAll().where('status', '=', status);
+  let query = ex
+    .selectFrom('verifications')
+    .selectAll()
+    .where('status', '=', status)
+    .where(({ exists, selectFrom }) => exists(selectFrom('customers as c').select('c.id').whereRef('c.id', '=', 'verifications.customer_id').where('c.is_deleted', '=', false)));
   if (platformId) query = query.where('platform_id', '=', platformId);
   return query.orderBy('created_at').orderBy('id').limit(literalLimit(limit)).execute();
 }
