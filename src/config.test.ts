@@ -55,11 +55,14 @@ describe('loadConfig', () => {
     expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
     expect(loadConfig({ TRUST_PROXY: '10.0.0.1, 192.168.0.0/16,::1' }).trustProxy).toEqual(['10.0.0.1', '192.168.0.0/16', '::1']);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/32,fd00::/128' }).trustProxy).toEqual(['10.0.0.0/32', 'fd00::/128']);
   });
 
   it.each([
     [{ TRUST_PROXY: 'my-proxy' }, 'TRUST_PROXY'],
     [{ TRUST_PROXY: '10.0.0.1/8/1' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.0/99' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '::1/129' }, 'TRUST_PROXY'],
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
     [{ HOST: 'bad host!' }, 'HOST'],

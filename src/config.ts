@@ -108,7 +108,8 @@ function trustProxy(env: Env, name: string): boolean | string[] {
   const entries = raw.split(',').map((entry) => entry.trim());
   const bad = entries.find((entry) => {
     const [address, prefix, extra] = entry.split('/');
-    return extra !== undefined || !isIP(address) || (prefix !== undefined && !/^\d{1,3}$/.test(prefix));
+    const maxPrefix = isIP(address) === 6 ? 128 : 32;
+    return extra !== undefined || !isIP(address) || (prefix !== undefined && !(/^\d{1,3}$/.test(prefix) && Number(prefix) <= maxPrefix));
   });
   if (bad !== undefined) throw new ConfigError(name, `must be true, false, or addresses / CIDR ranges separated by commas, got "${bad}"`);
   return entries;

@@ -4,7 +4,7 @@ import type { Config } from './config.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { pruneEvents } from './core/events.js';
 import { openDatabase, type Database } from './db/database.js';
-import { migrateToLatest } from './db/migrate.js';
+import { migrateToLatest, migrationsApplied } from './db/migrate.js';
 import { PGLITE_VACUUM_INTERVAL_MS, vacuumWhereDue } from './db/pglite-vacuum.js';
 import { buildHttpApp } from './http/app.js';
 import { pruneIdempotencyKeys } from './http/idempotency.js';
@@ -37,6 +37,11 @@ export interface CorridorOptions {
   logger?: Logger | false;
   /** Where log lines go (tests capture them to check that no secret leaks). */
   logDestination?: NodeJS.WritableStream;
+  /**
+   * False for commands on an existing database: one without the current schema is refused rather
+   * than created or migrated (under servers that may still run on it).
+   */
+  migrate?: boolean;
 }
 
 const MAINTENANCE_INTERVAL_MS = 10 * 60_000;
@@ -67,13 +72,17 @@ function createLogger(options: CorridorOptions): Logger {
   );
 }
 
-/** Opens the database, migrates and builds the services. */
+/** Opens the database, migrates (unless `migrate` is false) and builds the services. */
 export async function createCore(options: CorridorOptions): Promise<CorridorCore> {
   const { config } = options;
   const log = createLogger(options);
   const ownsDatabase = !options.database;
   const database = options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize }));
-  await migrateToLatest(database.db);
+  if (options.migrate !== false) await migrateToLatest(database.db);
+  else if (!(await migrationsApplied(database.db))) {
+    if (ownsDatabase) await database.close();
+    throw new Error('the database holds no Corridor schema, or an older one: check DATABASE_URL / DATA_DIR, or run `corridor migrate` first');
+  }
   const clock = options.clock ?? systemClock;
   const services = createServices({ config, database, clock, log });
   return {
@@ -121,9 +130,10 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
     async close() {
       if (maintenance) clearInterval(maintenance);
       if (vacuuming) clearInterval(vacuuming);
+      // Stop taking requests first (new ones get 503 while those in flight finish), then the workers.
+      await app.close();
       await services.jobs.stop();
       await services.webhooks.stop();
-      await app.close();
       await core.close();
     },
   };

@@ -1,9 +1,11 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/commands.js';
 import { createCorridor } from '../src/corridor.js';
+import { openDatabase } from '../src/db/database.js';
 import { createPlatformWithToken, ensureSandboxPlatform } from '../src/bootstrap.js';
 import { apiClient, testConfig } from './support/app.js';
 import { resetDatabase, sharedTestDatabase } from './support/db.js';
@@ -26,6 +28,46 @@ async function cli(args: string[], env: Record<string, string> = {}) {
   }
   const code = await runCli(args, { out: (l) => lines.push(l), err: (l) => errors.push(l), env: { ...base, LOG_LEVEL: 'silent', ...env } });
   return { code, out: lines.join('\n'), err: errors.join('\n') };
+}
+
+/** A database with no tables: a PGlite directory, or a new PostgreSQL database beside the worker's. */
+async function emptyDatabase() {
+  if (!process.env.TEST_DATABASE_URL) {
+    const dir = mkdtempSync(join(tmpdir(), 'corridor-cli-'));
+    dirs.push(dir);
+    await (await openDatabase({ dataDir: dir })).close();
+    const tables = async () => {
+      const database = await openDatabase({ dataDir: dir });
+      try {
+        return (await sql<{ n: number }>`select count(*)::int as n from pg_tables where schemaname = 'public'`.execute(database.db)).rows[0].n;
+      } finally {
+        await database.close();
+      }
+    };
+    return { env: { DATA_DIR: dir }, hasTables: async () => (await tables()) > 0, drop: async () => {} };
+  }
+  const url = new URL(workerDatabaseUrl());
+  url.pathname = `${url.pathname}_empty`;
+  const name = url.pathname.slice(1);
+  const admin = await openDatabase({ databaseUrl: process.env.TEST_DATABASE_URL });
+  await sql.raw(`drop database if exists ${name}`).execute(admin.db);
+  await sql.raw(`create database ${name}`).execute(admin.db);
+  const hasTables = async () => {
+    const database = await openDatabase({ databaseUrl: url.toString() });
+    try {
+      return (await sql<{ n: number }>`select count(*)::int as n from pg_tables where schemaname = 'public'`.execute(database.db)).rows[0].n > 0;
+    } finally {
+      await database.close();
+    }
+  };
+  return {
+    env: { DATABASE_URL: url.toString() },
+    hasTables,
+    drop: async () => {
+      await sql.raw(`drop database if exists ${name}`).execute(admin.db);
+      await admin.close();
+    },
+  };
 }
 
 function workerDatabaseUrl(): string {
@@ -54,6 +96,14 @@ describe('corridor CLI', () => {
     const result = await cli(['migrate'], { PORT: 'abc' });
     expect(result.code).toBe(78);
     expect(result.err).toContain('PORT');
+  });
+
+  it('start and migrate refuse options and arguments they do not take', async () => {
+    for (const args of [['migrate', '--bogus'], ['migrate', 'extra'], ['start', '--bogus']]) {
+      const result = await cli(args);
+      expect(result.code, args.join(' ')).toBe(64);
+      expect(result.err).toContain('Usage: corridor');
+    }
   });
 
   it('migrate applies migrations and is idempotent', async () => {
@@ -113,6 +163,27 @@ describe('corridor ledger verify', () => {
     expect(inMemory.join('\n')).toContain('no database in memory');
   });
 
+  it('refuses a database without the Corridor schema instead of creating it and reporting on it', async () => {
+    const schemaless = await emptyDatabase();
+    try {
+      const result = await cli(['ledger', 'verify'], schemaless.env);
+      expect(result.code).toBe(1);
+      expect(result.err).toContain('no Corridor schema');
+      expect(await schemaless.hasTables()).toBe(false);
+    } finally {
+      await schemaless.drop();
+    }
+  });
+
+  it('an unknown --platform is a usage error, not an empty ledger that is fine', async () => {
+    const here = process.env.TEST_DATABASE_URL ? {} : { DATA_DIR: mkdtempSync(join(tmpdir(), 'corridor-cli-')) };
+    if ('DATA_DIR' in here) dirs.push(here.DATA_DIR);
+    expect((await cli(['migrate'], here)).code).toBe(0);
+    const result = await cli(['ledger', 'verify', '--platform', 'Platform:nope'], here);
+    expect(result.code).toBe(64);
+    expect(result.err).toContain('no platform Platform:nope');
+  });
+
   it('passes on a consistent ledger and exits 1 naming a drifted account', async () => {
     const here = process.env.TEST_DATABASE_URL ? {} : { DATA_DIR: mkdtempSync(join(tmpdir(), 'corridor-cli-')) };
     if ('DATA_DIR' in here) dirs.push(here.DATA_DIR);
@@ -136,6 +207,11 @@ describe('corridor ledger verify', () => {
       expect(broken.code).toBe(1);
       const report = JSON.parse(broken.out);
       expect(report.problems.some((line: string) => line.includes(account))).toBe(true);
+      const text = await cli(['ledger', 'verify', '--platform', platform.id]);
+      expect(text.code).toBe(1);
+      expect(text.err).toContain(account);
+      expect(text.err).toMatch(/ledger has \d+ problem\(s\)/);
+      expect(text.out).not.toContain(account);
       await corridor.database.db.updateTable('ledger_accounts').set({ posted_credits: 1_000 }).where('id', '=', account).execute();
     } finally {
       await corridor.close();

@@ -58,7 +58,7 @@ async function withCorridor<T>(config: Config, work: (corridor: CorridorCore) =>
   if (options.existing && embedded && (config.dataDir === 'memory' || !existsSync(join(config.dataDir, 'pglite')))) {
     throw new Error(`no database in ${config.dataDir}: set DATA_DIR to the directory the server uses (or DATABASE_URL)`);
   }
-  const corridor = await createCore({ config: { ...config, logLevel: 'error' } });
+  const corridor = await createCore({ config: { ...config, logLevel: 'error' }, migrate: !options.existing });
   try {
     return await work(corridor);
   } finally {
@@ -180,19 +180,26 @@ async function tokenCreate(config: Config, args: string[]): Promise<void> {
 async function ledgerVerify(config: Config, args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { platform: { type: 'string' }, json: { type: 'boolean', default: false } } });
   return withCorridor(config, async (c) => {
+    if (values.platform && !(await c.services.platforms.get(values.platform))) throw new UsageError(`no platform ${values.platform}`);
     if (!values.json) out(`Checking the ledger${values.platform ? ` of ${values.platform}` : ''}…`);
-    const { db } = c.database;
-    const report = await c.services.ledger.verify(db, values.platform);
-    const holders = await c.services.ledger.transactionsWithPendingLegs(db, values.platform);
-    const dangling = await c.services.transactions.terminalAmong(db, holders);
+    // One snapshot for every check: a payment settling between two reads is not a problem.
+    const { report, dangling } = await c.database.db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .execute(async (trx) => {
+        const report = await c.services.ledger.verify(trx, values.platform);
+        const holders = await c.services.ledger.transactionsWithPendingLegs(trx, values.platform);
+        return { report, dangling: await c.services.transactions.terminalAmong(trx, holders) };
+      });
     const problems = [
       ...report.problems.map((p) => `${p.platformId} ${p.currency}${p.accountId ? ` account ${p.accountId}` : ''}: ${p.message}`),
       ...dangling.map((t) => `transaction ${t.id} is ${t.status} but still holds funds (pending ledger transfers)`),
     ];
     if (values.json) out(JSON.stringify({ accounts: report.accounts, transfers: report.transfers, problems }));
+    else if (problems.length === 0) out(`ledger OK: ${report.accounts} accounts, ${report.transfers} transfers`);
     else {
-      for (const line of problems) out(`  ✗ ${line}`);
-      out(problems.length === 0 ? `ledger OK: ${report.accounts} accounts, ${report.transfers} transfers` : `ledger has ${problems.length} problem(s)`);
+      for (const line of problems) io.err(`  ✗ ${line}`);
+      io.err(`ledger has ${problems.length} problem(s)`);
     }
     return problems.length === 0 ? 0 : 1;
   }, { existing: true });
@@ -226,6 +233,7 @@ export async function runCli(argv: string[], cliIo: Partial<CliIo> = {}): Promis
       return command ? 0 : 1;
     }
     const config = loadConfig(io.env);
+    if (command === 'start' || command === 'migrate') parseArgs({ args: argv.slice(1), options: {} });
     if (command === 'start') await start(config);
     else if (command === 'migrate') await migrate(config);
     else if (command === 'platform' && sub === 'create') await platformCreate(config, rest);

@@ -166,6 +166,22 @@ describe('durable job runner', () => {
     }
   });
 
+  it('a stopping runner finishes its current round, not the whole backlog', async () => {
+    const { platform } = await t.createPlatform();
+    const { database, log } = t.corridor;
+    const runner = new JobRunner({ database, clock: systemNow() as never, log, batchSize: 1, maxBatchSize: 1 });
+    let ran = 0;
+    runner.register('test.backlog', async () => {
+      ran++;
+      void runner.stop();
+    });
+    await enqueueJobs(database.db, platform, Array.from({ length: 3 }, () => ({ kind: 'test.backlog' })), systemNow());
+    expect(await runner.runDue(platform.id)).toBe(1);
+    expect(ran).toBe(1);
+    const left = await database.db.selectFrom('jobs').select('id').where('platform_id', '=', platform.id).execute();
+    expect(left).toHaveLength(2);
+  });
+
   it('running a platform\'s due jobs returns when one stays leased by another process', { timeout: 10_000 }, async () => {
     const { platform } = await t.createPlatform();
     const { database, log } = t.corridor;

@@ -117,6 +117,8 @@ export class JobRunner {
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private stopped = true;
+  /** Set by `stop()`: rounds in flight end after their current round. */
+  private stopping = false;
   private readonly pollIntervalMs: number;
   private readonly batchSize: number;
   private readonly maxBatchSize: number;
@@ -146,11 +148,13 @@ export class JobRunner {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
+    this.stopping = false;
     this.schedule(0);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping = true;
     if (this.timer) clearTimeout(this.timer);
     await this.running;
   }
@@ -178,7 +182,8 @@ export class JobRunner {
   async runDue(platformId?: string, maxRounds = 50): Promise<number> {
     let total = 0;
     let size = this.batchSize;
-    for (let round = 0; round < maxRounds; round++) {
+    // A stopping runner finishes the round it is in, not the backlog.
+    for (let round = 0; round < maxRounds && !this.stopping; round++) {
       const jobs = await this.claim(size, platformId);
       if (jobs.length === 0) break;
       size = jobs.length === size ? Math.min(size * 2, this.maxBatchSize) : this.batchSize;
