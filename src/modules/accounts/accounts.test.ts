@@ -60,6 +60,24 @@ describe('accounts opened automatically', () => {
     }
   });
 
+  it('each list keeps to its owner whatever else the query string carries (unknown parameters are ignored)', async () => {
+    const customer = await a.api.post('/customers', { customerType: 'INDIVIDUAL', fullName: 'Query Stuffer' });
+    expect(customer.status).toBe(201);
+    const platformOnly = await allAccounts(a, '/platform/internal-accounts', { owner: 'customers', customerId: customer.body.id });
+    expect(codes(platformOnly)).toEqual(['EUR', 'MXN', 'USD']);
+    expect(platformOnly.every((x) => x.customerId === undefined)).toBe(true);
+    const customersOnly = await allAccounts(a, '/customers/internal-accounts', { owner: 'platform' });
+    expect(customersOnly.length).toBeGreaterThan(0);
+    expect(customersOnly.every((x) => typeof x.customerId === 'string')).toBe(true);
+    const external = await a.api.post('/platform/external-accounts', {
+      currency: 'USD',
+      accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: '4455667788', routingNumber: '021000021', beneficiary: { beneficiaryType: 'BUSINESS', legalName: 'Query Co' } },
+    });
+    expect(external.status, JSON.stringify(external.body)).toBe(201);
+    const platformExternal = await a.api.get('/platform/external-accounts', { customerId: customer.body.id, owner: 'customer' });
+    expect(platformExternal.body.data.map((x: { id: string }) => x.id)).toContain(external.body.id);
+  });
+
   it('gives a new customer one zero-balance account per supported currency, with deposit details', async () => {
     const customerId = await newCustomer(a, { ...person, currencies: ['USD'] });
     const accounts = await allAccounts(a, '/customers/internal-accounts', { customerId });

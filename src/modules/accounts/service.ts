@@ -247,8 +247,11 @@ export function createAccountService(deps: AccountServiceDeps) {
     findCustomerAccount,
     present,
     presentOne: async (ex: Executor, platform: PlatformRef, account: InternalAccount) => (await present(ex, platform, [account]))[0],
-    listCustomerAccounts: (ctx: ServiceContext, query: CustomerAccountListQuery) => list(ctx, { owner: 'customers', ...query }),
-    listPlatformAccounts: (ctx: ServiceContext, query: PlatformAccountListQuery) => list(ctx, { owner: 'platform', ...query }),
+    // Filters named one by one: a query string may carry parameters a route does not take (ignored).
+    listCustomerAccounts: (ctx: ServiceContext, { customerId, currency, type, limit, cursor }: CustomerAccountListQuery) =>
+      list(ctx, { owner: 'customers', customerId, currency, type, limit, cursor }),
+    listPlatformAccounts: (ctx: ServiceContext, { currency, type, limit, cursor }: PlatformAccountListQuery) =>
+      list(ctx, { owner: 'platform', currency, type, limit, cursor }),
   };
 }
 

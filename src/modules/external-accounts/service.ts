@@ -185,8 +185,11 @@ export function createExternalAccountService(deps: ExternalAccountServiceDeps) {
     return present(toRecord(row));
   }
 
-  async function list(ctx: ServiceContext, owner: Owner, query: ExternalAccountListQuery): Promise<Page<ExternalAccountView>> {
-    const page = await repo.listAccounts(database.db, ctx.platform.id, { owner, ...query });
+  async function list(ctx: ServiceContext, owner: Owner, { currency, customerId, limit, cursor }: ExternalAccountListQuery): Promise<Page<ExternalAccountView>> {
+    // Filters named one by one: a query string may carry parameters a route does not take (ignored),
+    // and the platform's list has no customerId filter.
+    const filter = { owner, currency, limit, cursor, ...(owner === 'customer' && { customerId }) };
+    const page = await repo.listAccounts(database.db, ctx.platform.id, filter);
     return { data: page.rows.map((row) => present(toRecord(row))), hasMore: page.hasMore, nextCursor: page.nextCursor, totalCount: page.totalCount };
   }
 
