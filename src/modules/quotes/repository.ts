@@ -19,7 +19,13 @@ export type Delivery =
   /** Pay out through the platform's rail to an external account. */
   | { kind: 'RAIL'; externalAccountId: string; identifier: string; accountType: string }
   /** Pay an UMA address: the UMA destination handler delivers it (settled through UMA_SETTLEMENT). */
-  | { kind: 'UMA'; lookupId: string; receiverUmaAddress: string };
+  | {
+      kind: 'UMA';
+      lookupId: string;
+      receiverUmaAddress: string;
+      /** The payer data the receiver asked for (its lookup's fields); only these are sent. Absent on quotes made before it was kept. */
+      payerFields?: string[];
+    };
 
 /** What the rail said it would report, relative to `railInitiatedAt`. */
 export interface StoredRailPlan {

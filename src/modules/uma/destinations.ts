@@ -37,7 +37,7 @@ export function createUmaDestinations(deps: { clock: Clock; payer: UmaPayer }): 
       view: { destinationType: 'UMA_ADDRESS', umaAddress, currency: code },
       transactionDestination: { destinationType: 'UMA_ADDRESS', umaAddress, currency: code },
       currency: code,
-      delivery: { kind: 'UMA', lookupId: lookup.id, receiverUmaAddress: umaAddress },
+      delivery: { kind: 'UMA', lookupId: lookup.id, receiverUmaAddress: umaAddress, payerFields: lookup.requiredPayerDataFields.map((f) => f.name) },
       requiredPayerDataFields: lookup.requiredPayerDataFields,
       counterpartyInformation: null,
       lookup,

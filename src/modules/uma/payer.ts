@@ -63,10 +63,13 @@ type InvoiceOutcome = { payment: PaymentRecord } | { plan: RailPlan };
 export function createUmaPayer(deps: PayerDeps) {
   const { database, clock } = deps;
 
+  /** The payer data of the pay request: of what Corridor knows of the sender, only the fields the receiver asked for. */
   async function payerData(platform: Platform, q: QuoteRecord): Promise<{ customer: Customer | null; data: Record<string, unknown> }> {
     const customer = q.customerId ? await deps.customers.requireCustomer(database.db, platform.id, q.customerId).catch(() => null) : null;
-    const info = { ...customerInformation(customer), ...(q.purposeOfPayment && { PURPOSE_OF_PAYMENT: q.purposeOfPayment }), ...q.senderCustomerInfo };
-    return { customer, data: toUmaData(info) };
+    const info: Record<string, unknown> = { ...customerInformation(customer), ...(q.purposeOfPayment && { PURPOSE_OF_PAYMENT: q.purposeOfPayment }), ...q.senderCustomerInfo };
+    const asked = q.delivery.kind === 'UMA' ? q.delivery.payerFields : undefined;
+    const shared = asked ? Object.fromEntries(Object.entries(info).filter(([name]) => asked.includes(name))) : info;
+    return { customer, data: toUmaData(shared) };
   }
 
   function refused(answer: HttpAnswer): RailPlan {

@@ -203,6 +203,8 @@ describe('paying another VASP\'s address', () => {
     expect(executed.status).toBe('COMPLETED');
     const pay = vasp.requests.filter((r) => r.url === '/pay').at(-1)!.body;
     expect(pay).toMatchObject({ convert: 'EUR', amount: `${quote.totalReceivingAmount}.EUR`, payerData: { name: 'Alice Ng', countryOfResidence: 'US', identifier: expect.stringMatching(/@sender\.example$/) } });
+    // Only what the receiver asked for: Corridor also knows Alice's birth date and nationality.
+    expect(Object.keys(pay.payerData).filter((key) => !['identifier', 'compliance'].includes(key)).sort()).toEqual(['countryOfResidence', 'name']);
     expect((await balances(t, alice.accounts.USD)).available).toBe(before.available - 10_000);
   });
 
