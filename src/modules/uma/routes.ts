@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceError } from '../../core/errors.js';
 import { errors } from '../../http/common-schemas.js';
 import type { Api } from '../../http/types.js';
@@ -89,12 +89,20 @@ function queryOf(url: string): string {
  */
 export function umaProtocolRoutes(app: FastifyInstance, uma: UmaService): void {
   const options = { schema: { hide: true }, config: { auth: 'none' as const } };
+  /** A body refused before the handler (not JSON, too large, another media type), in LNURL's error shape too. */
+  const unreadable = (code: string) => ({
+    ...options,
+    errorHandler: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+      const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
+      return reply.code(status).send({ status: 'ERROR', reason: `the request cannot be read: ${error.message}`, code });
+    },
+  });
   app.get('/.well-known/lnurlpubkey', options, (request, reply) => answer(reply, () => uma.protocol.pubkey(request.headers.host)));
   app.get<{ Params: { user: string } }>('/.well-known/lnurlp/:user', options, (request, reply) =>
     answer(reply, () => uma.protocol.lnurlp(request.headers.host, request.params.user, queryOf(request.url))),
   );
-  app.post<{ Params: { user: string } }>('/uma/payreq/:user', options, (request, reply) =>
+  app.post<{ Params: { user: string } }>('/uma/payreq/:user', unreadable('PARSE_PAYREQ_REQUEST_ERROR'), (request, reply) =>
     answer(reply, () => uma.protocol.payreq(request.headers.host, request.params.user, request.body)),
   );
-  app.post('/uma/settle', options, (request, reply) => answer(reply, () => uma.protocol.settle(request.headers.host, request.body)));
+  app.post('/uma/settle', unreadable('INVALID_REQUEST_FORMAT'), (request, reply) => answer(reply, () => uma.protocol.settle(request.headers.host, request.body)));
 }

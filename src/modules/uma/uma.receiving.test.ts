@@ -150,6 +150,9 @@ describe('pay requests and settlement from another VASP', () => {
     expect(await post('/uma/payreq/$bob', await payRequest({ key: umaKeyPair().privateKey }))).toMatchObject({ status: 401, body: { code: 'INVALID_SIGNATURE' } });
     expect(await post('/uma/payreq/$bob', await payRequest({ amount: 5 }))).toMatchObject({ status: 400, body: { code: 'AMOUNT_OUT_OF_RANGE' } });
     expect(await post('/uma/payreq/$bob', await payRequest({ currency: 'GBP' }))).toMatchObject({ status: 400, body: { code: 'INVALID_CURRENCY' } });
+    // A body that is not JSON at all is refused in the protocol's error shape too.
+    expect(await post('/uma/payreq/$bob', '{not json')).toMatchObject({ status: 400, body: { status: 'ERROR', code: 'PARSE_PAYREQ_REQUEST_ERROR', reason: expect.any(String) } });
+    expect(await post('/uma/settle', '{not json')).toMatchObject({ status: 400, body: { status: 'ERROR', code: 'INVALID_REQUEST_FORMAT' } });
     expect(await post('/uma/payreq/$bob', { amount: 'lots' })).toMatchObject({ status: 400, body: { code: 'PARSE_PAYREQ_REQUEST_ERROR' } });
     expect(await post('/uma/payreq/$nobody', await payRequest())).toMatchObject({ status: 404, body: { code: 'USER_NOT_FOUND' } });
   });
