@@ -39,6 +39,12 @@ function present(row: TokenRow, clientSecret?: string): ApiTokenView {
 export function createTokenService({ database, clock }: TokenServiceDeps) {
   // clientId → the stored hash and grant, so authentication costs no round trip per request.
   const authCache = new Map<string, { row: TokenRow; expiresAtMs: number }>();
+  // Counts invalidations: a row read while one happened may be the state before it, and is not cached.
+  let invalidations = 0;
+  function invalidate(clientId: string): void {
+    invalidations++;
+    authCache.delete(clientId);
+  }
 
   async function issue(
     ex: Executor,
@@ -69,6 +75,7 @@ export function createTokenService({ database, clock }: TokenServiceDeps) {
     const nowMs = clock.realNowMs();
     let entry = authCache.get(clientId);
     if (!entry || entry.expiresAtMs <= nowMs) {
+      const seen = invalidations;
       const row = await repo.findActiveByClientId(database.db, clientId);
       if (!row) {
         authCache.delete(clientId);
@@ -76,7 +83,7 @@ export function createTokenService({ database, clock }: TokenServiceDeps) {
       }
       if (authCache.size >= AUTH_CACHE_MAX) authCache.clear();
       entry = { row, expiresAtMs: nowMs + AUTH_CACHE_TTL_MS };
-      authCache.set(clientId, entry);
+      if (invalidations === seen) authCache.set(clientId, entry);
     }
     const { row } = entry;
     if (!safeEqual(hashSecret(secret, row.secret_salt), row.secret_hash)) return undefined;
@@ -97,7 +104,7 @@ export function createTokenService({ database, clock }: TokenServiceDeps) {
   async function remove(ctx: ServiceContext, id: string): Promise<void> {
     const clientId = await ctx.tx((trx) => repo.softDeleteToken(trx, ctx.platform.id, id, clock.now(ctx.platform)));
     if (!clientId) throw new ServiceError('TOKEN_NOT_FOUND', 'token not found');
-    authCache.delete(clientId);
+    invalidate(clientId);
   }
 
   /**
@@ -110,7 +117,7 @@ export function createTokenService({ database, clock }: TokenServiceDeps) {
     if (!safeEqual(hashSecret(clientSecret, row.secret_salt), row.secret_hash)) {
       const salt = randomSecret(16);
       await repo.replaceSecret(database.db, row.id, salt, hashSecret(clientSecret, salt), new Date(clock.realNowMs()));
-      authCache.delete(clientId);
+      invalidate(clientId);
     }
     return row.platform_id;
   }

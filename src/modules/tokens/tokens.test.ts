@@ -1,4 +1,7 @@
+import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../core/clock.js';
+import { createTokenService } from './service.js';
 import { apiClient, startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 
 let t: TestApp;
@@ -79,6 +82,34 @@ describe('API tokens', () => {
     expect(after.body).toMatchObject({ status: 401, code: 'UNAUTHORIZED' });
     expect((await a.api.delete(`/tokens/${created.body.id}`)).status).toBe(404);
     expect((await a.api.get(`/tokens/${created.body.id}`)).body.code).toBe('TOKEN_NOT_FOUND');
+  });
+
+  // PostgreSQL only: the held read keeps its connection, and PGlite has one.
+  it.skipIf(!process.env.TEST_DATABASE_URL)('a credential read that raced a change of it is not cached: the old secret stops working at once', async () => {
+    const created = await a.api.post('/tokens', { name: 'raced', permissions: ['VIEW'] });
+    const { clientId, clientSecret } = created.body;
+    // Holds the first read of this token's row after the database answered it, until released.
+    let reachedGate = false;
+    let release!: () => void;
+    const gateOpen = new Promise<void>((resolve) => (release = resolve));
+    const gate: KyselyPlugin = {
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        if (!reachedGate && JSON.stringify(args.result.rows).includes(clientId)) {
+          reachedGate = true;
+          await gateOpen;
+        }
+        return args.result;
+      },
+    };
+    const tokens = createTokenService({ database: { ...t.corridor.database, db: t.corridor.database.db.withPlugin(gate) }, clock: systemClock });
+    const raced = tokens.authenticate(clientId, clientSecret);
+    while (!reachedGate) await new Promise((r) => setTimeout(r, 5));
+    await tokens.ensureSecret(clientId, 'a-new-secret-0123456789');
+    release();
+    expect(await raced).toBeDefined(); // it began before the change: answered from what it read
+    expect(await tokens.authenticate(clientId, clientSecret)).toBeUndefined();
+    expect(await tokens.authenticate(clientId, 'a-new-secret-0123456789')).toBeDefined();
   });
 
   it('lists tokens with filters and stable pagination', async () => {
