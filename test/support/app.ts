@@ -102,7 +102,8 @@ const TEST_WALLET_KEY = '7465'.repeat(16);
 export function testConfig(overrides: Partial<Config> = {}): Config {
   // Tests run UMA counterparties on loopback, which production configurations refuse to call, and
   // make production wallets, which the development wallet key may not protect.
-  return { ...loadConfig({ LOG_LEVEL: 'info', DATA_DIR: 'memory', UMA_ALLOW_PRIVATE_COUNTERPARTIES: 'true', WALLET_ENCRYPTION_KEY: TEST_WALLET_KEY }), ...overrides };
+  const env = { LOG_LEVEL: 'info', DATA_DIR: 'memory', UMA_ALLOW_PRIVATE_COUNTERPARTIES: 'true', WALLET_ENCRYPTION_KEY: TEST_WALLET_KEY };
+  return { ...loadConfig({ ...env, DOCUMENTS_DIR: process.env.CORRIDOR_TEST_DOCUMENTS_DIR }), ...overrides };
 }
 
 /**
