@@ -110,10 +110,7 @@ export function createDocuments(deps: DocumentDeps) {
   async function customerOfHolder(platformId: string, holderId: string): Promise<string> {
     const notFound = () => new ServiceError('NOT_FOUND', 'document holder not found', { details: { errors: [{ field: 'documentHolder', constraint: 'exists', message: `${holderId} not found` }] } });
     if (holderId.startsWith('Customer:')) {
-      const customer = await customers.requireCustomer(db, platformId, holderId).catch((error: unknown) => {
-        if (error instanceof ServiceError) return undefined;
-        throw error;
-      });
+      const customer = await customers.findActive(db, platformId, { id: holderId });
       if (!customer) throw notFound();
       return customer.id;
     }

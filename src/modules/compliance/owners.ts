@@ -84,12 +84,7 @@ export function createOwners(deps: ComplianceServiceDeps) {
   /** The owner, if its business exists and is not deleted (a deleted customer's owners are gone with it). */
   async function findActiveOwner(ex: Executor, platformId: string, id: string, lock = false): Promise<OwnerRow | undefined> {
     const row = await repo.findOwner(ex, platformId, id, lock);
-    if (!row) return undefined;
-    const business = await customers.requireCustomer(ex, platformId, row.customer_id).catch((error: unknown) => {
-      if (error instanceof ServiceError && error.code === 'USER_NOT_FOUND') return undefined;
-      throw error;
-    });
-    return business && row;
+    return row && (await customers.findActive(ex, platformId, { id: row.customer_id })) ? row : undefined;
   }
 
   async function get(ctx: ServiceContext, id: string): Promise<BeneficialOwnerView> {

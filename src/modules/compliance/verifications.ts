@@ -132,9 +132,9 @@ export function createVerifications(deps: ComplianceServiceDeps) {
     const found = await repo.findVerification(db, null, id);
     const platform = found && (await deps.platforms.get(found.platform_id));
     if (!found || !platform) throw new ServiceError('NOT_FOUND', `verification ${id} not found`);
-    await deps.customers.requireCustomer(db, platform.id, found.customer_id).catch((error: unknown) => {
-      throw error instanceof ServiceError && error.code === 'USER_NOT_FOUND' ? new ServiceError('CONFLICT', `verification ${id} is of a customer deleted since; there is nobody to decide on`) : error;
-    });
+    if (!(await deps.customers.findActive(db, platform.id, { id: found.customer_id }))) {
+      throw new ServiceError('CONFLICT', `verification ${id} is of a customer deleted since; there is nobody to decide on`);
+    }
     const view = await transact(db, async (trx) => {
       const now = clock.now(platform);
       const errors = decision === 'REJECTED' ? [rejected(found.customer_id, note ?? 'Rejected by the operator')] : [];

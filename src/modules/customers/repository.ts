@@ -66,13 +66,17 @@ export async function findCustomer(ex: Executor, platformId: string, id: string,
 }
 
 /** The non-deleted customer with this UMA address (case-insensitive) or platformCustomerId. */
+/** How a customer that is not deleted may be found. */
+export type ActiveCustomerKey = { id: string } | { umaAddress: string } | { platformCustomerId: string };
+
 export async function findActiveCustomerBy(
   ex: Executor,
   platformId: string,
-  by: { umaAddress: string } | { platformCustomerId: string },
+  by: ActiveCustomerKey,
 ): Promise<CustomerRow | undefined> {
   let query = ex.selectFrom('customers').selectAll().where('platform_id', '=', platformId).where('is_deleted', '=', false);
   if ('umaAddress' in by) query = query.where(sql<boolean>`lower(uma_address) = lower(${by.umaAddress})`);
+  else if ('id' in by) query = query.where('id', '=', by.id);
   else query = query.where('platform_customer_id', '=', by.platformCustomerId);
   return query.executeTakeFirst();
 }

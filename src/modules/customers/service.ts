@@ -266,7 +266,7 @@ export function createCustomerService({ database, clock, accounts }: CustomerSer
   }
 
   /** The non-deleted customer with this UMA address or platformCustomerId, if any. */
-  async function findActive(ex: Executor, platformId: string, by: { umaAddress: string } | { platformCustomerId: string }) {
+  async function findActive(ex: Executor, platformId: string, by: repo.ActiveCustomerKey) {
     const row = await repo.findActiveCustomerBy(ex, platformId, by);
     return row && toCustomer(row);
   }
