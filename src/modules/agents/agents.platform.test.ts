@@ -113,6 +113,23 @@ describe('POST /agents', () => {
     expect(narrowed.status).toBe(200);
     expect(narrowed.body.policy.permissions).toEqual(['VIEW_TRANSACTIONS']);
   });
+
+  it('a token without TRANSACT can neither issue a money-moving agent its code nor resume it', async () => {
+    const token = await p.api.post('/tokens', { name: 'manager', permissions: ['MANAGE'] });
+    const manager = apiClient(t.corridor, { clientId: token.body.clientId, clientSecret: token.body.clientSecret });
+    const key = { 'idempotency-key': `mover-${Date.now()}` };
+    const mover = await p.api.post('/agents', { name: 'mover', customerId: alice.id, policy: agentPolicy() }, key);
+    const id = mover.body.agent.id;
+    expectError(await manager.post(`/agents/${id}/device-codes`), 403, 'PERMISSION_DENIED');
+    expectError(await manager.post('/agents', { name: 'mover', customerId: alice.id, policy: agentPolicy() }, key), 403, 'PERMISSION_DENIED');
+    expect((await manager.patch(`/agents/${id}`, { isPaused: true })).body.isPaused).toBe(true);
+    expectError(await manager.patch(`/agents/${id}`, { isPaused: false }), 403, 'PERMISSION_DENIED');
+    expect((await manager.patch(`/agents/${id}`, { name: 'renamed' })).body).toMatchObject({ name: 'renamed', isPaused: true });
+    expect((await p.api.patch(`/agents/${id}`, { isPaused: false })).body.isPaused).toBe(false);
+    expect((await p.api.post(`/agents/${id}/device-codes`)).status).toBe(201);
+    const reader = await manager.post('/agents', { name: 'reader', customerId: alice.id, policy: agentPolicy({ permissions: ['VIEW_TRANSACTIONS'] }) });
+    expect((await manager.post(`/agents/${reader.body.agent.id}/device-codes`)).status).toBe(201);
+  });
 });
 
 describe('GET /agents and /agents/{agentId}', () => {

@@ -42,7 +42,7 @@ export function agentPlatformRoutes(app: Api, { agents }: Services): void {
       config: {
         oneTimeSecret: {
           kept: ({ agent }: { agent: AgentView }) => ({ agent }),
-          replay: async (request, { agent }: { agent: AgentView }) => ({ agent, deviceCode: await agents.regenerateDeviceCode(request.ctx, agent.id) }),
+          replay: async (request, { agent }: { agent: AgentView }) => ({ agent, deviceCode: await agents.regenerateDeviceCode(request.ctx, agent.id, heldBy(request)) }),
         },
       },
     },
@@ -87,7 +87,7 @@ export function agentPlatformRoutes(app: Api, { agents }: Services): void {
         response: { 200: Agent, ...errors(404) },
       },
     },
-    async (request) => agents.update(request.ctx, request.params.agentId, request.body),
+    async (request) => agents.update(request.ctx, request.params.agentId, request.body, heldBy(request)),
   );
 
   app.delete(
@@ -136,11 +136,11 @@ export function agentPlatformRoutes(app: Api, { agents }: Services): void {
       config: {
         oneTimeSecret: {
           kept: ({ agentId }: AgentDeviceCodeView) => ({ agentId }),
-          replay: async (request, { agentId }: { agentId: string }) => agents.regenerateDeviceCode(request.ctx, agentId),
+          replay: async (request, { agentId }: { agentId: string }) => agents.regenerateDeviceCode(request.ctx, agentId, heldBy(request)),
         },
       },
     },
-    async (request, reply) => reply.code(201).send(await agents.regenerateDeviceCode(request.ctx, request.params.agentId)),
+    async (request, reply) => reply.code(201).send(await agents.regenerateDeviceCode(request.ctx, request.params.agentId, heldBy(request))),
   );
 
   app.post(

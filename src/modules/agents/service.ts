@@ -151,13 +151,17 @@ export function createAgentService(deps: AgentServiceDeps) {
     return viewOf(database.db, ctx.platform, await requireAgent(database.db, ctx.platform.id, id));
   }
 
-  /** PATCH /agents/{agentId}: name and pause. Pausing takes effect at once (see access-tokens.ts). */
-  async function update(ctx: Ctx, id: string, patch: AgentUpdateRequest): Promise<AgentView> {
+  /**
+   * PATCH /agents/{agentId}: name and pause. Pausing takes effect at once (see access-tokens.ts);
+   * resuming gives the agent its spending power back, so it is delegation as creating one is.
+   */
+  async function update(ctx: Ctx, id: string, patch: AgentUpdateRequest, held: readonly Permission[]): Promise<AgentView> {
     if (patch.name === undefined && patch.isPaused === undefined) throw invalidInput('body', 'give name or isPaused', 'minProperties');
     const view = await ctx.tx(async (trx) => {
+      const locked = await requireAgent(trx, ctx.platform.id, id, true);
+      if (patch.isPaused === false && locked.is_paused) checkDelegation(locked.policy, held);
       const row = await repo.updateAgent(trx, ctx.platform.id, id, { name: patch.name, is_paused: patch.isPaused }, clock.now(ctx.platform));
-      if (!row) throw agentNotFound();
-      return viewOf(trx, ctx.platform, row);
+      return viewOf(trx, ctx.platform, row!);
     });
     authentication.evict(id);
     return view;
@@ -200,10 +204,14 @@ export function createAgentService(deps: AgentServiceDeps) {
     authentication.evict(id);
   }
 
-  /** POST /agents/{agentId}/device-codes: a fresh code for an agent not yet connected. */
-  async function regenerateDeviceCode(ctx: Ctx, id: string): Promise<AgentDeviceCodeView> {
+  /**
+   * POST /agents/{agentId}/device-codes: a fresh code for an agent not yet connected. The code
+   * becomes the agent's access token, so handing one out is delegation as creating the agent is.
+   */
+  async function regenerateDeviceCode(ctx: Ctx, id: string, held: readonly Permission[]): Promise<AgentDeviceCodeView> {
     return ctx.tx(async (trx) => {
       const row = await requireAgent(trx, ctx.platform.id, id, true);
+      checkDelegation(row.policy, held);
       if (row.is_connected) throw new ServiceError('AGENT_ALREADY_CONNECTED', 'this agent is already connected; delete it and create a new one to reinstall');
       return deviceCodes.issue(trx, ctx.platform, id);
     });
