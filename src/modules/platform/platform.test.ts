@@ -52,6 +52,20 @@ describe('PATCH /config', () => {
     expect(cleared.body.webhookEndpoint).toBeUndefined();
   });
 
+  it('refuses a UMA domain another platform has, but not the shared default', async () => {
+    const [owner, taker] = [await t.createPlatform(), await t.createPlatform()];
+    const domain = `pay-${Date.now()}.example`;
+    expect((await owner.api.patch('/config', { umaDomain: domain })).status).toBe(200);
+    const refused = await taker.api.patch('/config', { umaDomain: domain.toUpperCase() });
+    expect(refused.status).toBe(400);
+    expect(refused.body.details.errors.map((e: { field: string }) => e.field)).toEqual(['umaDomain']);
+    expect((await owner.api.patch('/config', { umaDomain: domain })).status).toBe(200);
+    const fresh = await t.createPlatform();
+    const defaultDomain = (await fresh.api.get('/config')).body.umaDomain;
+    expect((await owner.api.patch('/config', { umaDomain: defaultDomain })).status).toBe(200);
+    expect((await taker.api.patch('/config', { umaDomain: domain })).status).toBe(200);
+  });
+
   it('takes back the currency list GET /config returned, read-only provider fields included', async () => {
     const platform = await t.createPlatform();
     const before = (await platform.api.get('/config')).body;

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Selectable } from 'kysely';
 import type { DB, Executor, Trx } from '../../db/database.js';
 import { toJson } from '../../db/database.js';
@@ -96,6 +97,21 @@ export async function findPlatform(ex: Executor, id: string, lock = false): Prom
 export async function listPlatforms(ex: Executor): Promise<Platform[]> {
   const rows = await ex.selectFrom('platforms').selectAll().orderBy('created_at').execute();
   return rows.map(toPlatform);
+}
+
+/** Serializes claims of one UMA domain until the transaction ends. */
+export async function lockUmaDomain(trx: Trx, domain: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext(${'uma-domain:' + domain}))`.execute(trx);
+}
+
+export async function otherPlatformOnUmaDomain(ex: Executor, platformId: string, domain: string): Promise<boolean> {
+  const row = await ex
+    .selectFrom('platforms')
+    .select('id')
+    .where(sql<string>`lower(uma_domain)`, '=', domain)
+    .where('id', '<>', platformId)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 export async function updatePlatformConfig(

@@ -109,6 +109,20 @@ export function createPlatformService(deps: PlatformServiceDeps) {
     };
   }
 
+  /**
+   * A UMA domain is one VASP, so a platform may take only a domain no other platform has: the
+   * oldest platform on a domain receives its payments, and an older one would otherwise take
+   * another's. The shared default (the server's own host) stays open to all.
+   */
+  async function claimUmaDomain(trx: Trx, platformId: string, domain: string): Promise<void> {
+    const wanted = domain.toLowerCase();
+    if (wanted === deps.defaultUmaDomain.toLowerCase()) return;
+    await repo.lockUmaDomain(trx, wanted);
+    if (await repo.otherPlatformOnUmaDomain(trx, platformId, wanted)) {
+      throw invalidInput('umaDomain', `another platform receives UMA payments on ${wanted}`, 'unique');
+    }
+  }
+
   async function updateConfig(ctx: ServiceContext<Platform>, patch: PlatformConfigUpdate): Promise<PlatformConfigView> {
     const supportedCurrencies = patch.supportedCurrencies && validateCurrencies(patch.supportedCurrencies);
     if (patch.fees) validateFees(patch.fees);
@@ -118,6 +132,7 @@ export function createPlatformService(deps: PlatformServiceDeps) {
     const updated = await ctx.tx(async (trx) => {
       const before = await repo.findPlatform(trx, ctx.platform.id, true);
       if (!before) throw new ServiceError('NOT_FOUND', 'platform not found');
+      if (patch.umaDomain !== undefined) await claimUmaDomain(trx, before.id, patch.umaDomain);
       const embeddedWallets = patch.embeddedWallets && mergeEmbeddedWallets(before.embeddedWallets, patch.embeddedWallets);
       if (embeddedWallets || supportedCurrencies) {
         const supported = (supportedCurrencies ?? before.supportedCurrencies).map((c) => c.currencyCode);
