@@ -46,10 +46,16 @@ function encodeCursor(position: CursorPosition): string {
   return Buffer.from(JSON.stringify([position.createdAtMs, position.id])).toString('base64url');
 }
 
+// A position the database can compare: years 1 to 9999, and an id of printable ASCII, as ours are.
+const FIRST_MS = Date.parse('0001-01-01T00:00:00Z');
+const LAST_MS = Date.parse('9999-12-31T23:59:59.999Z');
+const ID_SHAPE = /^[\x21-\x7e]{1,200}$/;
+
 function decodeCursor(cursor: string): CursorPosition {
   try {
     const [createdAtMs, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Number.isSafeInteger(createdAtMs) && typeof id === 'string' && id.length <= 200) return { createdAtMs, id };
+    const comparable = Number.isSafeInteger(createdAtMs) && createdAtMs >= FIRST_MS && createdAtMs <= LAST_MS;
+    if (comparable && typeof id === 'string' && ID_SHAPE.test(id)) return { createdAtMs, id };
   } catch {
     // fall through
   }

@@ -283,6 +283,14 @@ describe('GET /customers', () => {
     expectError(await c.api.get('/customers', { createdAfter: 'yesterday' }), 400, 'INVALID_INPUT', 'querystring.createdAfter', 'format');
     expectError(await c.api.get('/customers', { limit: 0 }), 400, 'INVALID_INPUT', 'querystring.limit', 'minimum');
     expectError(await c.api.get('/customers', { cursor: 'garbage' }), 400, 'INVALID_INPUT', 'querystring.cursor', 'format');
+    // Well-formed positions the database cannot compare: beyond Date's range, year 0, a NUL in the id.
+    const forged = [[9e15, 'x'], [-9e15, 'x'], [Date.parse('0000-06-01T00:00:00Z'), 'x'], [0, 'a\u0000b'], [0, '']];
+    for (const position of forged) {
+      const cursor = Buffer.from(JSON.stringify(position)).toString('base64url');
+      for (const path of ['/customers', '/transactions', '/documents', '/customers/external-accounts']) {
+        expectError(await c.api.get(path, { cursor }), 400, 'INVALID_INPUT', 'querystring.cursor', 'format');
+      }
+    }
     expectError(await c.api.get('/customers', { isIncludingDeleted: 'maybe' }), 400, 'INVALID_INPUT', 'querystring.isIncludingDeleted', 'type');
   });
 
