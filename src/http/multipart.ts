@@ -135,7 +135,10 @@ export function multipartBody(options: MultipartBodyOptions): preValidationAsync
           fields[part.fieldname] = part.filename;
         } else {
           if (part.valueTruncated) throw invalidInput(part.fieldname, `${part.fieldname} is longer than ${FIELD_BYTES} bytes`, 'maxLength');
-          fields[part.fieldname] = String(part.value);
+          const value = String(part.value);
+          // As in JSON bodies: PostgreSQL text cannot hold NUL.
+          if (value.includes('\u0000')) throw invalidInput(part.fieldname, `${part.fieldname} must not contain NUL characters (\\u0000)`, 'format');
+          fields[part.fieldname] = value;
         }
       }
     } catch (error) {

@@ -95,6 +95,7 @@ describe('POST /documents', () => {
       [meta(customer.id, { country: 'XX' }), [pdfFile()], 400, 'INVALID_INPUT', 'country'],
       [meta(customer.id, { side: 'LEFT' }), [pdfFile()], 400, 'INVALID_INPUT', 'side'],
       [meta(customer.id, { colour: 'blue' }), [pdfFile()], 400, 'INVALID_INPUT', 'colour'],
+      [meta(customer.id, { documentNumber: 'ab\u0000cd' }), [pdfFile()], 400, 'INVALID_INPUT', 'documentNumber'],
       [{ documentType: 'PASSPORT', country: 'US' }, [pdfFile()], 400, 'INVALID_INPUT', 'documentHolder'],
       [meta('Customer:unknown'), [pdfFile()], 404, 'NOT_FOUND', 'documentHolder'],
       [meta('BeneficialOwner:unknown'), [pdfFile()], 404, 'NOT_FOUND', 'documentHolder'],
