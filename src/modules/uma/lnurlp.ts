@@ -41,11 +41,18 @@ export function fail(error: ErrorDetails, message: string, extra: Record<string,
   return new ProtocolError(error.httpStatusCode, error.code, message, extra);
 }
 
-/** A signature check that failed, as the UMA error the other VASP gets. */
+/**
+ * A signature check that failed, as the UMA error the other VASP gets. Anyone can call these
+ * endpoints, so why a domain's keys could not be fetched (how it resolved, whether it answered)
+ * is not told: it would map the operator's network for strangers.
+ */
 export async function verifyOrRefuse(auth: Authenticator, message: SignedMessage): Promise<void> {
   try {
     await auth.verifyMessage(message);
   } catch (error) {
+    if (error instanceof UmaAuthError && error.code === 'COUNTERPARTY_PUBKEY_FETCH_ERROR') {
+      throw fail(ErrorCode.COUNTERPARTY_PUBKEY_FETCH_ERROR, `the public keys of ${message.domain} could not be fetched`);
+    }
     if (error instanceof UmaAuthError) throw fail(ErrorCode[error.code], error.message);
     throw error;
   }

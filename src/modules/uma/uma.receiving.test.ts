@@ -124,7 +124,9 @@ describe('lnurlp requests from another VASP', () => {
     expect(await http('/.well-known/lnurlp/$bob')).toMatchObject({ status: 403, body: { code: 'NON_UMA_LNURL_NOT_SUPPORTED' } });
     const nobody = (await signedLnurlp({ receiverAddress: `$nobody@${domain}` })).replace('$bob', '$nobody');
     expect(await http(nobody)).toMatchObject({ status: 404, body: { code: 'USER_NOT_FOUND' } });
-    expect(await http(await signedLnurlp({ vaspDomain: '127.0.0.1:1' }))).toMatchObject({ status: 424, body: { code: 'COUNTERPARTY_PUBKEY_FETCH_ERROR' } });
+    // Why the keys could not be fetched (refused, unresolvable, a private address) is not told to an unauthenticated caller.
+    const unreachable = await http(await signedLnurlp({ vaspDomain: '127.0.0.1:1' }));
+    expect(unreachable).toMatchObject({ status: 424, body: { code: 'COUNTERPARTY_PUBKEY_FETCH_ERROR', reason: 'the public keys of 127.0.0.1:1 could not be fetched' } });
   });
 });
 
