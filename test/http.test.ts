@@ -27,6 +27,14 @@ describe('error envelope', () => {
     expect(malformed.body.code).toBe('UNAUTHORIZED');
   });
 
+  it('answers carry nosniff, and API answers are not to be cached, errors and shared reads included', async () => {
+    const answers = [await p.api.get('/config'), await t.anonymous.get('/config'), ...(await Promise.all([p.api.get('/customers'), p.api.get('/customers')]))];
+    for (const answer of answers) expect(answer.headers).toMatchObject({ 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' });
+    const health = await t.corridor.app.inject({ method: 'GET', url: '/healthz' });
+    expect(health.headers['x-content-type-options']).toBe('nosniff');
+    expect(health.headers['cache-control']).toBeUndefined();
+  });
+
   it('404 envelope for unknown routes', async () => {
     const response = await p.api.get('/no-such-thing');
     expect(response.status).toBe(404);

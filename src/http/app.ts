@@ -127,8 +127,11 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
       });
     }
   });
-  // PostgreSQL text cannot hold NUL; refused here, it would fail the query as a 500.
-  app.addHook('onRequest', (request, _reply, done) => {
+  // PostgreSQL text cannot hold NUL; refused here, it would fail the query as a 500. Every
+  // answer is its declared type only, and no API answer (secrets, balances) is kept by a cache.
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-content-type-options', 'nosniff');
+    if (request.url.startsWith(API_PREFIX)) reply.header('cache-control', 'no-store');
     done(request.url.includes('%00') ? invalidInput('url', 'the path and query must not contain NUL characters (%00)', 'format') : undefined);
   });
   installErrorHandling(app);
