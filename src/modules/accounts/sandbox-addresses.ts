@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { base58CheckEncode, bech32Encode, toWords } from '../../core/encoding.js';
+import { base58CheckEncode, base58Encode, bech32Encode, toWords } from '../../core/encoding.js';
 import { ibanCheckDigits } from '../external-accounts/validators/europe.js';
 
 /** Deterministic, well-formed sandbox deposit details derived from a seed (an account id). */
@@ -61,6 +61,11 @@ export function pixRandomKey(seed: string): string {
 /** An EVM address (Base, Ethereum, Polygon), lower case. */
 export function evmAddress(seed: string): string {
   return `0x${sha256(`evm:${seed}`).subarray(0, 20).toString('hex')}`;
+}
+
+/** A Solana address: base58 of a 32-byte public key. */
+export function solanaAddress(seed: string): string {
+  return base58Encode(sha256(`solana:${seed}`));
 }
 
 /** A Tron address: base58check of 0x41 followed by 20 bytes. */

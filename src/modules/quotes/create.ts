@@ -15,7 +15,7 @@ import type { TransactionSource } from '../transactions/schemas.js';
 import type { NewTransaction } from '../transactions/service.js';
 import type { QuoteExecution } from './execute.js';
 import { createExpirySchedule } from './expiry.js';
-import { realtimeFundingInstructions, walletPayloadToSign, walletSigningInstructions } from './funding.js';
+import { checkFundingNetwork, realtimeFundingInstructions, walletPayloadToSign, walletSigningInstructions } from './funding.js';
 import { quoteAccounts } from './legs.js';
 import { presentQuote } from './present.js';
 import * as repo from './repository.js';
@@ -158,6 +158,7 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
     if (ctx.platform.mode !== 'SANDBOX') {
       throw new ServiceError('NOT_IMPLEMENTED', 'real-time funding needs a deposit rail, and none is configured for this platform');
     }
+    checkFundingNetwork(input.currency, input.cryptoNetwork);
     const customer = await customerOf(ctx, ex, input.customerId ?? null, checks);
     const customerId = input.customerId ? { customerId: input.customerId } : {};
     return {
@@ -234,7 +235,7 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
       createdAt: now,
       updatedAt: now,
     };
-    if (realtime) q.paymentInstructions = realtimeFundingInstructions({ ...q, fundingReference: q.fundingReference! });
+    if (realtime) q.paymentInstructions = realtimeFundingInstructions({ ...q, fundingReference: q.fundingReference!, cryptoNetwork: q.source.sourceType === 'REALTIME_FUNDING' ? q.source.cryptoNetwork : undefined });
     else if (q.debitAccountType === 'EMBEDDED_WALLET') q.paymentInstructions = walletSigningInstructions(walletPayloadToSign(q));
     return q;
   }

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { ServiceError, invalidInput } from '../../core/errors.js';
 import { sandboxFundingInstructions } from '../accounts/funding.js';
+import { evmAddress, solanaAddress, sparkAddress } from '../accounts/sandbox-addresses.js';
+import { CRYPTO_NETWORKS, NETWORKS } from '../crypto/networks.js';
 import type { PaymentInstructions } from '../accounts/schemas.js';
 import { requireSandbox } from '../sandbox/service.js';
 import type { TransactionView } from '../transactions/schemas.js';
@@ -30,8 +32,35 @@ export function sandboxInvoice(seed: string, sats: number): string {
   return `lnbcrt${sats * 10}n1p${data.slice(0, 180)}`;
 }
 
+/** The deposit wallet of each network family, for a payer who said which network it sends on. */
+const NETWORK_WALLETS: Record<string, { accountType: string; address: (seed: string) => string }> = {
+  SOLANA: { accountType: 'SOLANA_WALLET', address: solanaAddress },
+  ETHEREUM: { accountType: 'ETHEREUM_WALLET', address: evmAddress },
+  BASE: { accountType: 'BASE_WALLET', address: evmAddress },
+  SPARK: { accountType: 'SPARK_WALLET', address: sparkAddress },
+  LIGHTNING: { accountType: 'SPARK_WALLET', address: sparkAddress },
+};
+
+/** Stablecoins live on several networks, so their payer must say which one it sends on. */
+const STABLECOINS: ReadonlySet<string> = new Set(['USDC', 'USDT']);
+
+/** `source.cryptoNetwork` of a real-time funded quote: required for stablecoins, and one that carries the currency. */
+export function checkFundingNetwork(currency: string, network: string | undefined): void {
+  const carriers = CRYPTO_NETWORKS.filter((n) => NETWORKS[n].assets.includes(currency));
+  if (network === undefined) {
+    if (STABLECOINS.has(currency)) throw invalidInput('source.cryptoNetwork', `say which network the ${currency} is sent on: one of ${carriers.join(', ')}`, 'required');
+    return;
+  }
+  if (!(carriers as string[]).includes(network)) {
+    const which = carriers.length > 0 ? `${currency} is sent on ${carriers.join(', ')}` : `${currency} is not sent on a crypto network`;
+    throw invalidInput('source.cryptoNetwork', `${which}, not ${network}`, 'enum');
+  }
+}
+
 interface FundingSubject {
   id: string;
+  /** The network a crypto payer sends on (`source.cryptoNetwork`), checked at quote creation. */
+  cryptoNetwork?: string;
   sendingCurrency: string;
   customerId: string | null;
   fundingReference: string;
@@ -46,8 +75,10 @@ interface FundingSubject {
  */
 export function realtimeFundingInstructions(q: FundingSubject): PaymentInstructions[] {
   const base = sandboxFundingInstructions({ id: q.id, currency: q.sendingCurrency, customerId: q.customerId, fundingReference: q.fundingReference });
+  const wallet = q.cryptoNetwork ? NETWORK_WALLETS[q.cryptoNetwork.split('_')[0]] : undefined;
   return base.map((instruction) => {
     const info = { ...instruction.accountOrWalletInfo };
+    if (wallet && info.address) Object.assign(info, { accountType: wallet.accountType, address: wallet.address(q.id) });
     if (info.accountType === 'USD_ACCOUNT') info.paymentRails = [...INSTANT_USD_RAILS];
     if (info.accountType === 'SPARK_WALLET') info.invoice = sandboxInvoice(q.id, q.totalSendingAmount);
     const what = info.address ? 'this address' : `this account with reference ${q.fundingReference}`;

@@ -59,6 +59,35 @@ describe('REALTIME_FUNDING quotes', () => {
     expect(info.invoice).toMatch(new RegExp(`^lnbcrt${q.totalSendingAmount * 10}n1p[qpzry9x8gf2tvdw0s3jn54khce6mua7l]+$`));
   });
 
+  it('return a deposit address on the network a stablecoin payer names, which is required', async () => {
+    const crypto = await t.createPlatform({ currencies: ['USD', 'USDC', 'USDT'] });
+    const carol = await newCustomer(crypto, 'Carol Chain');
+    const to = await usdAccount(crypto, carol.id, '001');
+    const quote = (currency: string, cryptoNetwork?: string) =>
+      crypto.api.post('/quotes', {
+        source: { sourceType: 'REALTIME_FUNDING', customerId: carol.id, currency, ...(cryptoNetwork && { cryptoNetwork }) },
+        destination: { destinationType: 'ACCOUNT', accountId: to },
+        lockedCurrencySide: 'RECEIVING',
+        lockedCurrencyAmount: 10_000,
+      });
+    const wallets = [
+      ['USDC', 'SOLANA_MAINNET', 'SOLANA_WALLET', /^[1-9A-HJ-NP-Za-km-z]{32,44}$/],
+      ['USDC', 'BASE_MAINNET', 'BASE_WALLET', /^0x[0-9a-f]{40}$/],
+      ['USDC', 'ETHEREUM_TESTNET', 'ETHEREUM_WALLET', /^0x[0-9a-f]{40}$/],
+      ['USDT', 'SOLANA_DEVNET', 'SOLANA_WALLET', /^[1-9A-HJ-NP-Za-km-z]{32,44}$/],
+    ] as const;
+    for (const [currency, network, accountType, address] of wallets) {
+      const res = await quote(currency, network);
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      expect(res.body.source).toMatchObject({ currency, cryptoNetwork: network });
+      expect(res.body.paymentInstructions[0].accountOrWalletInfo).toMatchObject({ accountType, assetType: currency, address: expect.stringMatching(address) });
+    }
+    expectError(await quote('USDC'), 400, 'INVALID_INPUT', 'source.cryptoNetwork', 'required');
+    expectError(await quote('USDC', 'NOT_A_NETWORK'), 400, 'INVALID_INPUT', 'source.cryptoNetwork', 'enum');
+    expectError(await quote('USDT', 'BASE_MAINNET'), 400, 'INVALID_INPUT', 'source.cryptoNetwork', 'enum');
+    expectError(await quote('USD', 'SOLANA_MAINNET'), 400, 'INVALID_INPUT', 'source.cryptoNetwork', 'enum');
+  });
+
   it('exact payment: the quote executes and pays out like any other', async () => {
     const q = await realtimeQuote();
     const sent = await p.api.post('/sandbox/send', { quoteId: q.id, currencyCode: 'EUR', currencyAmount: q.totalSendingAmount });

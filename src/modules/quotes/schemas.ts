@@ -43,7 +43,7 @@ const RealtimeFundingQuoteSource = Type.Object(
     sourceType: Type.Literal('REALTIME_FUNDING', { description: 'Fund the quote with an instant payment to the returned payment instructions.' }),
     customerId: Type.Optional(Id('Customer on whose behalf the payment is made; without it, the platform itself pays.')),
     currency: CurrencyCode('Currency the payer sends.'),
-    cryptoNetwork: Type.Optional(Type.String({ maxLength: 50, description: 'Network of a stablecoin deposit (e.g. BASE_MAINNET); recorded, not interpreted, in the sandbox.' })),
+    cryptoNetwork: Type.Optional(Type.String({ maxLength: 50, description: 'Network the payer sends crypto on (e.g. SOLANA_MAINNET, BASE_MAINNET); required for stablecoins (USDC, USDT). The deposit address in `paymentInstructions` is one of that network.' })),
   },
   { additionalProperties: false, title: 'RealtimeFundingQuoteSource', description: 'Funds arrive just in time, by an instant payment.' },
 );
