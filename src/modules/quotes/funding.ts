@@ -46,7 +46,8 @@ const STABLECOINS: ReadonlySet<string> = new Set(['USDC', 'USDT']);
 
 /** `source.cryptoNetwork` of a real-time funded quote: required for stablecoins, and one that carries the currency. */
 export function checkFundingNetwork(currency: string, network: string | undefined): void {
-  const carriers = CRYPTO_NETWORKS.filter((n) => NETWORKS[n].assets.includes(currency));
+  // The reference's Spark deposit details hold bitcoin only, so USDC on Spark cannot be asked for.
+  const carriers = CRYPTO_NETWORKS.filter((n) => NETWORKS[n].assets.includes(currency) && (currency === 'BTC' || !n.startsWith('SPARK_')));
   if (network === undefined) {
     if (STABLECOINS.has(currency)) throw invalidInput('source.cryptoNetwork', `say which network the ${currency} is sent on: one of ${carriers.join(', ')}`, 'required');
     return;

@@ -80,11 +80,14 @@ describe('REALTIME_FUNDING quotes', () => {
       const res = await quote(currency, network);
       expect(res.status, JSON.stringify(res.body)).toBe(201);
       expect(res.body.source).toMatchObject({ currency, cryptoNetwork: network });
-      expect(res.body.paymentInstructions[0].accountOrWalletInfo).toMatchObject({ accountType, assetType: currency, address: expect.stringMatching(address) });
+      const info = res.body.paymentInstructions[0].accountOrWalletInfo;
+      expect(info).toMatchObject({ accountType, assetType: currency, address: expect.stringMatching(address) });
+      expect(info.invoice, 'a Lightning invoice is for bitcoin only').toBeUndefined();
     }
     expectError(await quote('USDC'), 400, 'INVALID_INPUT', 'source.cryptoNetwork', 'required');
     expectError(await quote('USDC', 'NOT_A_NETWORK'), 400, 'INVALID_INPUT', 'source.cryptoNetwork', 'enum');
     expectError(await quote('USDT', 'BASE_MAINNET'), 400, 'INVALID_INPUT', 'source.cryptoNetwork', 'enum');
+    expectError(await quote('USDC', 'SPARK_MAINNET'), 400, 'INVALID_INPUT', 'source.cryptoNetwork', 'enum');
     expectError(await quote('USD', 'SOLANA_MAINNET'), 400, 'INVALID_INPUT', 'source.cryptoNetwork', 'enum');
   });
 
