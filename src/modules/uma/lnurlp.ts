@@ -25,6 +25,7 @@ import type { UmaKeys } from './keys.js';
 import { fromUmaData, missingMandatory, payerDataOptions, toUmaData } from './payer-data.js';
 import type { ProviderBook } from './providers.js';
 import { addressOf, creditedAccount, kycStatusOf, ProtocolError, receivingPlan, requireReceiver, type Receivable, type ReceiverDeps } from './receiver.js';
+import { SANDBOX_MARK } from './remote-lookup.js';
 import * as repo from './repository.js';
 
 /** How long the receiver honours an invoice it issued (wall-clock time). */
@@ -130,7 +131,7 @@ export function createLnurlpHandlers(deps: LnurlpDeps) {
       currencyOptions: plan.currencies.map(currencyOption),
       receiverKycStatus: kycStatusOf(customer),
     });
-    return response.toJsonSchemaObject();
+    return { ...response.toJsonSchemaObject(), ...(platform.mode === 'SANDBOX' && { [SANDBOX_MARK]: true }) };
   }
 
   function parsePayRequest(body: unknown): PayRequest & { payerData: NonNullable<PayRequest['payerData']>; receivingCurrencyCode: string } {
@@ -222,7 +223,7 @@ export function createLnurlpHandlers(deps: LnurlpDeps) {
       createdAt: new Date(nowMs),
     });
     await deps.providers.seen(platform, senderDomain, [receivable.config.currencyCode]);
-    return response.toJsonSchemaObject();
+    return { ...response.toJsonSchemaObject(), ...(platform.mode === 'SANDBOX' && { [SANDBOX_MARK]: true }) };
   }
 
   return { lnurlp, payreq };

@@ -9,6 +9,21 @@ import type { UmaKeys } from './keys.js';
 import { requiredFieldsFrom } from './payer-data.js';
 import type { ReceiverCurrency } from './repository.js';
 
+/**
+ * A Corridor extension of the lnurlp response: true when the receiving platform is a sandbox.
+ * Sandbox money is made up, so a sandbox platform pays only receivers that say they are sandboxes
+ * too, and a production platform only receivers that do not: a sandbox token could otherwise
+ * credit a production platform's customers (on this instance or another) with nothing behind it.
+ */
+export const SANDBOX_MARK = 'corridorSandbox';
+
+function checkSameMode(platform: Platform, receiver: UmaAddress, answer: HttpAnswer): void {
+  const receiverIsSandbox = (answer.json as Record<string, unknown>)[SANDBOX_MARK] === true;
+  if (receiverIsSandbox === (platform.mode === 'SANDBOX')) return;
+  const why = receiverIsSandbox ? 'is a sandbox, and a production platform pays only production receivers' : 'is not a sandbox, and a sandbox platform pays only sandbox receivers';
+  throw counterpartyFailure('LNURLP_REQUEST_FAILED', `${receiver.domain} ${why}`, { reason: 'SANDBOX_MISMATCH' });
+}
+
 /** What an lnurlp exchange with a receiving VASP established. */
 export interface RemoteReceiver {
   callback: string;
@@ -105,6 +120,7 @@ export async function lookUpRemote(
   if (answer.status !== 200) throw refusal(receiver, answer);
   const response = parseResponse(receiver, answer);
   await checkSignature(deps.auth, receiver, response as LnurlpResponse & { compliance: NonNullable<LnurlpResponse['compliance']> });
+  checkSameMode(platform, receiver, answer);
   return {
     callback: checkCallback(response.callback, receiver),
     umaVersion: response.umaVersion!,

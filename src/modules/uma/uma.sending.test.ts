@@ -18,7 +18,7 @@ import { settleStatusPayload, type SettleStatus } from './settlement.js';
  * Corridor as the sending VASP, against a fake receiving VASP that answers with genuine UMA SDK
  * messages, or with forged, replayed, stale or wrong ones.
  */
-type LnurlpMode = 'genuine' | 'bad-signature' | 'stale' | 'other-receiver' | 'replay' | 'v0-only' | 'not-uma';
+type LnurlpMode = 'genuine' | 'bad-signature' | 'stale' | 'other-receiver' | 'replay' | 'v0-only' | 'not-uma' | 'production';
 type PayMode = 'genuine' | 'wrong-amount' | 'refuse';
 type SettleScript = Array<{ status: SettleStatus; reason?: string; forged?: boolean }>;
 
@@ -70,6 +70,8 @@ async function lnurlpAnswer(request: VaspRequest) {
   if (lnurlpMode === 'stale') await resign(body, Math.floor(Date.now() / 1000) - 3600, body.compliance.receiverIdentifier);
   if (lnurlpMode === 'other-receiver') await resign(body, body.compliance.signatureTimestamp, `$someone@${vasp.domain}`);
   if (lnurlpMode === 'not-uma') delete body.compliance;
+  // The fake stands for a sandbox counterparty, as the sending platform is a sandbox.
+  if (lnurlpMode !== 'production') body.corridorSandbox = true;
   lastLnurlp = body;
   return { body };
 }
@@ -179,6 +181,20 @@ describe('lookups of another VASP\'s address', () => {
     const res = await lookup();
     expectError(res, status, code);
     if (reason) expect(res.body.details.reason).toBe(reason);
+  });
+
+  it('pays only a receiver of its own mode: a sandbox never a production receiver, production never a sandbox', async () => {
+    lnurlpMode = 'production';
+    const fromSandbox = await lookup();
+    expectError(fromSandbox, 424, 'LNURLP_REQUEST_FAILED');
+    expect(fromSandbox.body.details.reason).toBe('SANDBOX_MISMATCH');
+    lnurlpMode = 'genuine';
+    const production = await t.createPlatform({ mode: 'PRODUCTION' });
+    expect((await production.api.patch('/config', { umaDomain: 'production-sender.example' })).status).toBe(200);
+    const paul = await newCustomer(production, 'Paul Prod');
+    const fromProduction = await production.api.get(`/receiver/uma/${encodeURIComponent(RECEIVER())}`, { customerId: paul.id });
+    expectError(fromProduction, 424, 'LNURLP_REQUEST_FAILED');
+    expect(fromProduction.body.details.reason).toBe('SANDBOX_MISMATCH');
   });
 
   it('refuses a replayed response (its nonce was already used)', async () => {
