@@ -40,7 +40,7 @@ export interface AgentServiceDeps {
   database: Database;
   clock: Clock;
   platforms: Pick<PlatformService, 'get'>;
-  customers: Pick<CustomerService, 'requireCustomer'>;
+  customers: Pick<CustomerService, 'requireCustomer' | 'lockActive'>;
   accounts: Pick<AccountService, 'getAccount' | 'listCustomerAccounts'>;
   externalAccounts: Pick<ExternalAccountService, 'findExternalAccount' | 'createForCustomer' | 'list' | 'get' | 'remove'>;
   rates: Pick<RateService, 'getRates'>;
@@ -136,6 +136,9 @@ export function createAgentService(deps: AgentServiceDeps) {
       deleted_at: null,
     };
     return ctx.tx(async (trx) => {
+      // Under the customer's row lock: a deletion that committed since the check above is a 404;
+      // one still running waits, then deletes this agent and its code (hooks.deleted).
+      if (!(await deps.customers.lockActive(trx, ctx.platform.id, customer.id))) throw new ServiceError('USER_NOT_FOUND', 'customer not found');
       await repo.insertAgent(trx, row);
       const deviceCode = await deviceCodes.issue(trx, ctx.platform, row.id);
       return { agent: await viewOf(trx, ctx.platform, row), deviceCode };

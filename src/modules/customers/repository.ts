@@ -69,15 +69,22 @@ export async function findCustomer(ex: Executor, platformId: string, id: string,
 /** How a customer that is not deleted may be found. */
 export type ActiveCustomerKey = { id: string } | { umaAddress: string } | { platformCustomerId: string };
 
+/**
+ * With `share`, the row is share-locked until the caller's transaction ends: `markDeleted` then
+ * waits for it, and a deletion that committed first leaves nothing to find (the condition is
+ * checked again on the row as that deletion left it).
+ */
 export async function findActiveCustomerBy(
   ex: Executor,
   platformId: string,
   by: ActiveCustomerKey,
+  share = false,
 ): Promise<CustomerRow | undefined> {
   let query = ex.selectFrom('customers').selectAll().where('platform_id', '=', platformId).where('is_deleted', '=', false);
   if ('umaAddress' in by) query = query.where(sql<boolean>`lower(uma_address) = lower(${by.umaAddress})`);
   else if ('id' in by) query = query.where('id', '=', by.id);
   else query = query.where('platform_customer_id', '=', by.platformCustomerId);
+  if (share) query = query.forShare();
   return query.executeTakeFirst();
 }
 

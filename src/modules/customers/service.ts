@@ -271,6 +271,18 @@ export function createCustomerService({ database, clock, accounts }: CustomerSer
     return row && toCustomer(row);
   }
 
+  /**
+   * The non-deleted customer with this id, share-locked until `trx` ends; undefined when there is
+   * none (any more). A create that hangs a row off a customer calls it in its transaction, before
+   * writing anything: a concurrent deletion then either commits first (this finds nothing) or
+   * waits for the create to commit, and its `hooks.deleted` see the new row. A check before the
+   * transaction alone would let a live child of a deleted customer through.
+   */
+  async function lockActive(trx: Trx, platformId: string, id: string) {
+    const row = await repo.findActiveCustomerBy(trx, platformId, { id }, true);
+    return row && toCustomer(row);
+  }
+
   return {
     hooks,
     create,
@@ -282,6 +294,7 @@ export function createCustomerService({ database, clock, accounts }: CustomerSer
     approvedCondition: repo.approvedCondition,
     setVerificationStatus,
     findActive,
+    lockActive,
     /** Ids of the platform's customers that are not deleted. */
     activeIds: (ex: Executor, platformId: string) => repo.activeCustomerIds(ex, platformId),
   };

@@ -3,7 +3,7 @@ import type { PlatformRef, ServiceContext } from '../../core/context.js';
 import { invalidInput, ServiceError } from '../../core/errors.js';
 import { rememberedRows, type RowChecks } from '../../core/row-checks.js';
 import { newId } from '../../core/ids.js';
-import { isUniqueViolation, type Database, type Executor } from '../../db/database.js';
+import { isUniqueViolation, type Database, type Executor, type Trx } from '../../db/database.js';
 import type { Page } from '../../http/pagination.js';
 import type { DiscoveryService } from '../discovery/service.js';
 import { accountTypeDef, type AccountInfo } from './account-types/index.js';
@@ -32,6 +32,8 @@ export type { Owner } from './repository.js';
 export interface CustomerLookup {
   /** Throws 404 USER_NOT_FOUND unless the customer exists, is not deleted and belongs to the platform. */
   requireCustomer(ex: Executor, platformId: string, customerId: string): Promise<unknown>;
+  /** The non-deleted customer, share-locked until `trx` ends (a deletion waits); undefined when none. */
+  lockActive(trx: Trx, platformId: string, customerId: string): Promise<unknown>;
 }
 
 export interface ExternalAccountServiceDeps {
@@ -173,6 +175,12 @@ export function createExternalAccountService(deps: ExternalAccountServiceDeps) {
     if (input.customerId) await customers.requireCustomer(database.db, ctx.platform.id, input.customerId);
     const row = newRow(ctx, input, account, await verify(ctx.platform, account, input.currency), now);
     return ctx.tx(async (trx) => {
+      // Checked again under the customer's row lock: a deletion that committed since the check
+      // above is a 404; one still running waits, then deletes this account. Taken before any write,
+      // in the deletion's order (customer, then its accounts), so the two cannot deadlock.
+      if (row.customer_id && !(await customers.lockActive(trx, ctx.platform.id, row.customer_id))) {
+        throw new ServiceError('USER_NOT_FOUND', 'customer not found');
+      }
       if (row.customer_id && row.default_uma_deposit_account) await repo.clearDefaultUmaAccount(trx, row.customer_id, now);
       await insert(trx, row);
       return present(toRecord(row));

@@ -20,7 +20,7 @@ export const EXPIRY_JOB = 'invitation.expire';
 export interface InvitationServiceDeps {
   database: Database;
   clock: Clock;
-  customers: Pick<CustomerService, 'findActive'>;
+  customers: Pick<CustomerService, 'findActive' | 'lockActive'>;
   platforms: Pick<PlatformService, 'get'>;
   /** Base of invitation URLs: `<PUBLIC_URL>/<version>/invitations/`. */
   urlBase: string;
@@ -133,6 +133,9 @@ export function createInvitationService(deps: InvitationServiceDeps) {
     const now = clock.now(platform);
     const row = newRow(platform, inviter, input, now);
     return ctx.tx(async (trx) => {
+      // Under the inviter's row lock: a deletion that committed since the lookup above is a 404;
+      // one still running waits, then cancels this invitation (cancelCustomerInvitations).
+      if (!(await customers.lockActive(trx, platform.id, inviter.id))) throw userNotFound('inviterUma', 'no customer of this platform has this UMA address');
       await repo.insertInvitation(trx, row);
       if (row.expires_at) await enqueueJobs(trx, platform, [{ kind: EXPIRY_JOB, payload: { code: row.code }, runAt: row.expires_at }], clock);
       return present(row, now);
