@@ -166,6 +166,37 @@ describe('durable job runner', () => {
     }
   });
 
+  it('running a platform\'s due jobs does not wait for another platform\'s long job in the poller', async () => {
+    const [{ platform: busy }, { platform }] = [await t.createPlatform(), await t.createPlatform()];
+    const { database, log } = t.corridor;
+    const runner = new JobRunner({ database, clock: systemNow() as never, log, pollIntervalMs: 10 });
+    let started!: () => void;
+    let release!: () => void;
+    const pollerHasIt = new Promise<void>((resolve) => (started = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const ran: string[] = [];
+    runner.register('test.long', async () => {
+      started();
+      await released;
+      ran.push('long');
+    });
+    runner.register('test.quick', async () => {
+      ran.push('quick');
+    });
+    await enqueueJobs(database.db, busy, [{ kind: 'test.long' }], systemNow());
+    runner.start();
+    try {
+      await pollerHasIt;
+      await enqueueJobs(database.db, platform, [{ kind: 'test.quick' }], systemNow());
+      expect(await runner.runDueSettled(platform.id)).toBe(1);
+      expect(ran).toEqual(['quick']);
+    } finally {
+      release();
+      await runner.stop();
+    }
+    expect(ran).toEqual(['quick', 'long']);
+  });
+
   it('a stopping runner finishes its current round, not the whole backlog', async () => {
     const { platform } = await t.createPlatform();
     const { database, log } = t.corridor;

@@ -116,6 +116,8 @@ export class JobRunner {
   private readonly batchHandlers = new Map<string, JobBatchHandler>();
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
+  /** Rounds in flight (the poller's and callers'), with the platforms whose jobs each runs. */
+  private readonly rounds = new Set<{ platforms: Set<string | null>; settled: Promise<unknown> }>();
   private stopped = true;
   /** Set by `stop()`: rounds in flight end after their current round. */
   private stopping = false;
@@ -187,26 +189,45 @@ export class JobRunner {
       const jobs = await this.claim(size, platformId);
       if (jobs.length === 0) break;
       size = jobs.length === size ? Math.min(size * 2, this.maxBatchSize) : this.batchSize;
-      const done = await this.executeAll(jobs);
-      const succeeded = jobs.filter((job) => done.has(job)).map((job) => job.id);
-      if (succeeded.length > 0) await this.options.database.db.deleteFrom('jobs').where('id', 'in', succeeded).execute();
+      await this.runRound(jobs);
       total += jobs.length;
     }
     return total;
   }
 
+  private async runRound(jobs: ClaimedJob[]): Promise<void> {
+    const work = (async () => {
+      const done = await this.executeAll(jobs);
+      const succeeded = jobs.filter((job) => done.has(job)).map((job) => job.id);
+      if (succeeded.length > 0) await this.options.database.db.deleteFrom('jobs').where('id', 'in', succeeded).execute();
+    })();
+    const round = { platforms: new Set(jobs.map((job) => job.platformId)), settled: work.catch(() => {}) };
+    this.rounds.add(round);
+    try {
+      await work;
+    } finally {
+      this.rounds.delete(round);
+    }
+  }
+
+  /** Settles when the rounds now in flight that run jobs of this platform have ended. */
+  private roundsOf(platformId: string): Promise<unknown> {
+    return Promise.all([...this.rounds].filter((round) => round.platforms.has(platformId)).map((round) => round.settled));
+  }
+
   /**
    * Runs the platform's due jobs for a caller that must see them done (the sandbox clock). The
    * poller may be running some of them (leased, so `runDue` skips them) and scheduling more from
-   * them, so this waits for its round in flight and runs again until nothing of the platform is
-   * due. Bounded: a job leased by another process finishes there.
+   * them, so this waits for the rounds in flight that hold jobs of this platform, not the poller's
+   * whole pass (another platform's long job would hold the answer), and runs again until nothing
+   * of the platform is due. Bounded: a job leased by another process finishes there.
    */
   async runDueSettled(platformId: string, maxRounds = 5): Promise<number> {
     let total = 0;
     for (let round = 0; round < maxRounds; round++) {
-      await this.running;
+      await this.roundsOf(platformId);
       total += await this.runDue(platformId);
-      await this.running;
+      await this.roundsOf(platformId);
       if (!(await this.hasDue(platformId))) break;
     }
     return total;
