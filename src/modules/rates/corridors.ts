@@ -15,6 +15,9 @@ const DEFAULT_RAILS: Record<string, PaymentRail> = {
   TZS: 'MOBILE_MONEY',
   RWF: 'MOBILE_MONEY',
   ZMW: 'MOBILE_MONEY',
+  MWK: 'MOBILE_MONEY',
+  BWP: 'MOBILE_MONEY',
+  HTG: 'MOBILE_MONEY',
   XOF: 'MOBILE_MONEY',
   XAF: 'MOBILE_MONEY',
 };
@@ -37,6 +40,11 @@ export const PAYOUT_FEES: Readonly<Record<string, number>> = {
   XOF: 100, // CFA 100 (no minor unit)
   XAF: 100, // FCFA 100 (no minor unit)
   PHP: 1_500, // ₱15.00
+  RWF: 300, // FRw 300 (no minor unit)
+  ZMW: 500, // K5.00
+  MWK: 50_000, // MK500.00
+  BWP: 500, // P5.00
+  HTG: 5_000, // G50.00
 };
 
 export function payoutFee(receivingCurrency: string): number {

@@ -3,6 +3,7 @@ import type { Clock } from '../../core/clock.js';
 import type { Platform } from '../platform/service.js';
 import { DEFAULT_FEES } from '../platform/currency-defaults.js';
 import { isCurrencyCode } from '../../core/currencies.js';
+import { ACCOUNT_TYPES } from '../external-accounts/account-types/index.js';
 import { BUILT_IN_PRICES, staticRateProvider, type RateProvider } from './provider.js';
 import { createRateService, DEFAULT_RATE_CACHE_TTL_MS } from './service.js';
 
@@ -99,6 +100,13 @@ describe('providers', () => {
       expect(isCurrencyCode(code)).toBe(true);
       expect(price.gt(0)).toBe(true);
     }
+  });
+
+  it('the built-in table prices every currency an external account can be paid out in', async () => {
+    const { usdPrices } = await staticRateProvider().midMarketRates();
+    const payable = new Set(ACCOUNT_TYPES.flatMap((def) => def.currencies));
+    expect(payable.size).toBeGreaterThan(30);
+    expect([...payable].filter((code) => !usdPrices.has(code))).toEqual([]);
   });
 
   it('a provider without a BTC price makes rates unavailable (503), not a client error', async () => {
