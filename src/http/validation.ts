@@ -32,7 +32,37 @@ export function buildValidator(externalSchemas: Record<string, unknown> = {}): F
     bodyAjv.addSchema(schema as object);
     paramsAjv.addSchema(schema as object);
   }
-  return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : paramsAjv).compile(schema) as any;
+  return ({ schema, httpPart }) => {
+    const validate = (httpPart === 'body' ? bodyAjv : paramsAjv).compile(schema);
+    return (httpPart === 'querystring' ? decimalNumbersOnly(schema, validate) : validate) as any;
+  };
+}
+
+type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+
+const DECIMAL = /^-?[0-9]+(\.[0-9]+)?$/;
+
+/**
+ * Ajv coerces a query string the way JavaScript does (`+value`), so `0x10`, `1e3` and ` 100` were
+ * read as 16, 1000 and 100. Numeric query parameters take plain decimals only.
+ */
+function decimalNumbersOnly(schema: any, validate: Validate): Validate {
+  const numeric = Object.entries<any>(schema?.properties ?? {})
+    .filter(([, property]) => property.type === 'integer' || property.type === 'number')
+    .map(([name]) => name);
+  if (numeric.length === 0) return validate;
+  const checked: Validate = (data) => {
+    const query = (data ?? {}) as Record<string, unknown>;
+    const bad = numeric.filter((name) => typeof query[name] === 'string' && !DECIMAL.test(query[name] as string));
+    if (bad.length > 0) {
+      checked.errors = bad.map((name) => ({ instancePath: `/${name}`, schemaPath: '', keyword: 'type', params: {}, message: 'must be a decimal number' }));
+      return false;
+    }
+    const valid = validate(data);
+    checked.errors = validate.errors;
+    return valid;
+  };
+  return checked;
 }
 
 /**

@@ -131,7 +131,8 @@ describe('GET /exchange-rates', () => {
     expect(malformed.body).toMatchObject({ status: 400, code: 'INVALID_INPUT' });
     expect(malformed.body.details.errors[0]).toMatchObject({ field: 'querystring.sourceCurrency', constraint: 'pattern' });
 
-    for (const [sendingAmount, constraint] of [['-1', 'minimum'], ['1.5', 'type'], ['lots', 'type'], ['9000000000000001', 'maximum']]) {
+    const notDecimal = ['0x10', '1e3', ' 100', '100 ', '+5', ''].map((text) => [text, 'type']);
+    for (const [sendingAmount, constraint] of [['-1', 'minimum'], ['1.5', 'type'], ['lots', 'type'], ['9000000000000001', 'maximum'], ...notDecimal]) {
       const bad = await a.api.get('/exchange-rates', { sendingAmount });
       expect(bad.status).toBe(400);
       expect(bad.body.code).toBe('INVALID_INPUT');
