@@ -95,6 +95,14 @@ describe('GET /exchange-rates', () => {
     const inrSource = await p.api.get('/exchange-rates', { sourceCurrency: 'INR' });
     expect(inrSource.body.data[0]).toMatchObject({ minSendingAmount: 10_000, maxSendingAmount: 90_000_000, fees: { fixed: 0 } });
     expect(before.body.data[0].fees.fixed).toBe(0); // another platform's fees are untouched
+
+    // A currency that only receives is no source, as in quotes.
+    const inrInOnly = patched.body.supportedCurrencies.map((c: any) => (c.currencyCode === 'INR' ? { ...c, enabledTransactionTypes: ['INCOMING'] } : c));
+    expect((await p.api.patch('/config', { supportedCurrencies: inrInOnly })).status).toBe(200);
+    expect(pairs((await p.api.get('/exchange-rates')).body)).toEqual(['USD>INR']);
+    const refused = await p.api.get('/exchange-rates', { sourceCurrency: 'INR' });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ code: 'INVALID_CURRENCY', details: { errors: [{ field: 'sourceCurrency', constraint: 'direction' }] } });
   });
 
   it('serves the cached rates: updatedAt stays put between calls and follows the sandbox clock', async () => {

@@ -100,12 +100,17 @@ function corridorsFor(query: ExchangeRateQuery, platform: Platform, rates: RateS
     const problem = currencyProblem(field, code, platform, rates);
     if (problem) problems.push(problem);
   };
+  // A quote sends only from a currency with outgoing payments enabled; so does a listed rate.
+  const sends = (code: string) => platform.supportedCurrencies.some((c) => c.currencyCode === code && c.enabledTransactionTypes.includes('OUTGOING'));
   if (query.sourceCurrency) check('sourceCurrency', query.sourceCurrency);
+  if (problems.length === 0 && query.sourceCurrency && !sends(query.sourceCurrency)) {
+    problems.push({ field: 'sourceCurrency', constraint: 'direction', message: `outgoing payments are not enabled for ${query.sourceCurrency}` });
+  }
   query.destinationCurrency?.forEach((code, i) => check(`destinationCurrency.${i}`, code));
   if (problems.length > 0) throw new ServiceError('INVALID_CURRENCY', problems[0].message, { details: { errors: problems } });
 
   const priced = supportedCodes(platform).filter((code) => rates.usdPrices.has(code));
-  const sources = query.sourceCurrency ? [query.sourceCurrency] : priced;
+  const sources = query.sourceCurrency ? [query.sourceCurrency] : priced.filter(sends);
   const destinations = query.destinationCurrency ? [...new Set(query.destinationCurrency)] : priced;
   // Listing everything skips X→X; asking for it explicitly gets the same-currency price.
   const explicitPair = Boolean(query.sourceCurrency && query.destinationCurrency);
