@@ -94,6 +94,8 @@ describe('PATCH /config', () => {
     ['webhook ftp', { webhookEndpoint: 'ftp://example.com/x' }, 'webhookEndpoint'],
     ['webhook with credentials', { webhookEndpoint: 'https://u:p@example.com/x' }, 'webhookEndpoint'],
     ['uma domain with path', { umaDomain: 'example.com/x' }, 'umaDomain'],
+    ['uma domain with port 0', { umaDomain: 'example.com:0' }, 'umaDomain'],
+    ['uma domain with port past 65535', { umaDomain: 'example.com:65536' }, 'umaDomain'],
     ['read-only field', { isRegulatedFinancialInstitution: false }, 'isRegulatedFinancialInstitution'],
     ['changed provider fields', { supportedCurrencies: [{ ...usd, currencyCode: 'MXN', providerRequiredCustomerFields: ['EMAIL'] }] }, 'supportedCurrencies.0.providerRequiredCustomerFields'],
     ['provider fields where the provider needs none', { supportedCurrencies: [{ ...usd, providerRequiredCounterpartyCustomerFields: ['FULL_NAME'] }] }, 'supportedCurrencies.0.providerRequiredCounterpartyCustomerFields'],

@@ -131,7 +131,8 @@ export const PlatformConfigUpdate = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 253,
-        pattern: '^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?$',
+        // A port is 1 to 65535.
+        pattern: '^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$',
         description: 'New UMA domain (host name, optionally with a port for local development).',
       }),
     ),
