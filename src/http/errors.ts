@@ -14,7 +14,13 @@ export function envelope(code: ErrorCode, message: string, details?: Record<stri
   return { status: ERROR_STATUS[code], code, message, ...(details && { details }) };
 }
 
-function fromFastifyError(error: FastifyError): { body: ErrorBody; expected: boolean } {
+/** The media type a route's body takes: what its schema says it consumes, else JSON. */
+function bodyTypeOf(request: FastifyRequest): string {
+  const consumes = (request.routeOptions.schema as { consumes?: string[] } | undefined)?.consumes;
+  return consumes?.[0] ?? 'application/json';
+}
+
+function fromFastifyError(error: FastifyError, request: FastifyRequest): { body: ErrorBody; expected: boolean } {
   if (error.validation) {
     const errors: FieldError[] = toFieldErrors(error.validation as any, error.validationContext);
     const first = errors[0];
@@ -25,7 +31,7 @@ function fromFastifyError(error: FastifyError): { body: ErrorBody; expected: boo
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { body: envelope('PAYLOAD_TOO_LARGE', 'request body is too large'), expected: true };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { body: envelope('UNSUPPORTED_MEDIA_TYPE', 'send the body as application/json'), expected: true };
+      return { body: envelope('UNSUPPORTED_MEDIA_TYPE', `send the body as ${bodyTypeOf(request)}`), expected: true };
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return { body: envelope('INVALID_INPUT', 'request body is empty but Content-Type is application/json'), expected: true };
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -74,7 +80,7 @@ export function installErrorHandling(app: FastifyInstance): void {
       request.log.info({ code: error.code }, error.message);
       return sendError(reply, error);
     }
-    const { body, expected } = fromFastifyError(error);
+    const { body, expected } = fromFastifyError(error, request);
     if (expected) request.log.info({ code: body.code }, body.message);
     else request.log.error({ err: error }, 'unhandled error');
     return reply.code(body.status).send(body);

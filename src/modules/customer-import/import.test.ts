@@ -135,6 +135,9 @@ describe('POST /customers/bulk/csv', () => {
     const none = await sendForm(p, 'POST', '/customers/bulk/csv', { note: 'no file' });
     expectError(none, 400, 'INVALID_INPUT');
     expectError(await p.api.post('/customers/bulk/csv', { file: 'a,b' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    const csvBody = await p.api.post('/customers/bulk/csv', 'fullName\nAda', { 'content-type': 'text/csv' });
+    expectError(csvBody, 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expect(csvBody.body.message).toBe('send the body as multipart/form-data');
   });
 
   it('replays an upload retried with its Idempotency-Key, and refuses the key for a different file', async () => {
