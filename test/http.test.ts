@@ -158,6 +158,20 @@ describe('Idempotency-Key', () => {
     expect(other.body.code).toBe('IDEMPOTENCY_KEY_MISMATCH');
   });
 
+  it('a replay answers the first response\'s bytes, nested objects included', async () => {
+    const customer = (await p.api.post('/customers', { customerType: 'INDIVIDUAL', fullName: 'Ada Replay' })).body;
+    const account = {
+      customerId: customer.id,
+      currency: 'USD',
+      accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: '7777012345001', routingNumber: '021000021', beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Ada Lovelace' } },
+    };
+    const first = await t.corridor.app.inject({ method: 'POST', url: '/2025-10-13/customers/external-accounts', payload: account, headers: { authorization: basicAuth(p.credentials), 'idempotency-key': 'k-bytes' } });
+    const replay = await t.corridor.app.inject({ method: 'POST', url: '/2025-10-13/customers/external-accounts', payload: account, headers: { authorization: basicAuth(p.credentials), 'idempotency-key': 'k-bytes' } });
+    expect(first.statusCode).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toBe(first.body);
+  });
+
   it('keys are scoped to the platform', async () => {
     const q = await t.createPlatform();
     const mine = await p.api.post('/tokens', body, { 'idempotency-key': 'k-shared' });
