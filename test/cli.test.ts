@@ -117,7 +117,8 @@ describe('corridor CLI', () => {
     expect(created.code).toBe(0);
     const platform = JSON.parse(created.out);
     expect(platform).toMatchObject({ platformId: expect.stringMatching(/^Platform:/), mode: 'SANDBOX' });
-    expect(platform.tokenId).toBeTruthy();
+    expect(platform.clientId).toBeTruthy();
+    expect(platform.tokenId).toBe(platform.clientId);
     expect(platform.clientSecret).toBeTruthy();
 
     const production = await cli(['platform', 'create', '--name', 'Live', '--production', '--json']);
@@ -130,10 +131,12 @@ describe('corridor CLI', () => {
     if (!process.env.TEST_DATABASE_URL) return; // PGlite directories differ per cli() call
     const token = await cli(['token', 'create', '--platform', platform.platformId, '--permissions', 'VIEW', '--json']);
     expect(token.code).toBe(0);
-    const { tokenId, clientSecret } = JSON.parse(token.out);
+    const { id, clientId, tokenId, clientSecret } = JSON.parse(token.out);
+    expect(id).toMatch(/^Token:/);
+    expect(tokenId).toBe(clientId);
     const corridor = await createCorridor({ config: testConfig(), database: await sharedTestDatabase(), logger: false });
     try {
-      const api = apiClient(corridor, { clientId: tokenId, clientSecret });
+      const api = apiClient(corridor, { clientId, clientSecret });
       expect((await api.get('/config')).status).toBe(200);
       expect((await api.post('/tokens', { name: 'x', permissions: ['VIEW'] })).status).toBe(403);
     } finally {

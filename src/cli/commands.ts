@@ -72,12 +72,12 @@ function printBootstrap(result: SandboxBootstrap, baseUrl: string, pglite: boole
   if (result.kind === 'created') {
     const { platform, token } = result.credentials;
     out(`  Sandbox platform ${platform.id}`);
-    out(`  API token id:   ${token.clientId}`);
+    out(`  Client id:      ${token.clientId}`);
     out(`  Client secret:  ${token.clientSecret}`);
     out(`  Try: curl -u ${token.clientId}:${token.clientSecret} ${baseUrl}${API_PREFIX}/config`);
   } else if (result.kind === 'configured') {
     out(`  Sandbox platform ${result.platformId}`);
-    out(`  API token id:   ${result.clientId} (client secret from SERVICE_SANDBOX_CLIENT_SECRET)`);
+    out(`  Client id:      ${result.clientId} (client secret from SERVICE_SANDBOX_CLIENT_SECRET)`);
   } else {
     for (const p of result.platforms) out(`  Platform ${p.id} (${p.name}, ${p.mode.toLowerCase()})`);
     out('  Use the credentials printed when the platform was created, or make new ones with');
@@ -139,11 +139,12 @@ async function platformCreate(config: Config, args: string[]): Promise<void> {
     ),
   );
   if (values.json) {
-    out(JSON.stringify({ platformId: platform.id, mode: platform.mode, tokenId: token.clientId, clientSecret: token.clientSecret }));
+    // tokenId: the client id under its older name, for scripts that read it.
+    out(JSON.stringify({ platformId: platform.id, mode: platform.mode, clientId: token.clientId, tokenId: token.clientId, clientSecret: token.clientSecret }));
     return;
   }
   out(`Platform ${platform.id} (${platform.mode.toLowerCase()})`);
-  out(`API token id:   ${token.clientId}`);
+  out(`Client id:      ${token.clientId}`);
   out(`Client secret:  ${token.clientSecret}   (shown once; store it now)`);
 }
 
@@ -170,10 +171,10 @@ async function tokenCreate(config: Config, args: string[]): Promise<void> {
       .execute((trx) => c.services.tokens.issue(trx, platform, { name: values.name, permissions: permissions as Permission[] }));
   }, { existing: true });
   if (values.json) {
-    out(JSON.stringify({ platformId, id: token.id, tokenId: token.clientId, clientSecret: token.clientSecret }));
+    out(JSON.stringify({ platformId, id: token.id, clientId: token.clientId, tokenId: token.clientId, clientSecret: token.clientSecret }));
     return;
   }
-  out(`API token id:   ${token.clientId}`);
+  out(`Client id:      ${token.clientId}`);
   out(`Client secret:  ${token.clientSecret}   (shown once; store it now)`);
 }
 
