@@ -140,10 +140,11 @@ async function platformCreate(config: Config, args: string[]): Promise<void> {
   );
   if (values.json) {
     // tokenId: the client id under its older name, for scripts that read it.
-    out(JSON.stringify({ platformId: platform.id, mode: platform.mode, clientId: token.clientId, tokenId: token.clientId, clientSecret: token.clientSecret }));
+    out(JSON.stringify({ platformId: platform.id, mode: platform.mode, umaDomain: platform.umaDomain, clientId: token.clientId, tokenId: token.clientId, clientSecret: token.clientSecret }));
     return;
   }
   out(`Platform ${platform.id} (${platform.mode.toLowerCase()})`);
+  out(`UMA domain:     ${platform.umaDomain}   (from PUBLIC_URL, else HOST:PORT)`);
   out(`Client id:      ${token.clientId}`);
   out(`Client secret:  ${token.clientSecret}   (shown once; store it now)`);
 }
