@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli } from '../src/cli/commands.js';
+import { listeningLines, runCli } from '../src/cli/commands.js';
 import { createCorridor } from '../src/corridor.js';
 import { openDatabase } from '../src/db/database.js';
 import { createPlatformWithToken, ensureSandboxPlatform } from '../src/bootstrap.js';
@@ -156,6 +156,18 @@ describe('corridor CLI', () => {
     const badPermission = await cli(['token', 'create', '--platform', platform.platformId, '--permissions', 'ROOT']);
     expect(badPermission.code).toBe(64);
   }, 90_000); // several CLI runs, each opening the database
+});
+
+describe('corridor start banner', () => {
+  it('names the address it is bound to, and PUBLIC_URL apart when it differs', () => {
+    const local = { host: '127.0.0.1', publicUrl: 'http://127.0.0.1:8080', dataDir: './data' };
+    expect(listeningLines(local, 8080, true)).toEqual(['Corridor is listening on http://127.0.0.1:8080 (embedded PGlite in ./data)']);
+    expect(listeningLines({ ...local, publicUrl: 'https://pay.example.com' }, 8080, false)).toEqual([
+      'Corridor is listening on http://127.0.0.1:8080 (PostgreSQL)',
+      '  Public URL:     https://pay.example.com',
+    ]);
+    expect(listeningLines({ ...local, host: '::1', publicUrl: 'http://[::1]:8080' }, 8080, false)).toEqual(['Corridor is listening on http://[::1]:8080 (PostgreSQL)']);
+  });
 });
 
 describe('corridor ledger verify', () => {

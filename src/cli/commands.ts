@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createPlatformWithToken, ensureSandboxPlatform, type SandboxBootstrap } from '../bootstrap.js';
@@ -86,6 +87,18 @@ function printBootstrap(result: SandboxBootstrap, baseUrl: string, pglite: boole
   }
 }
 
+/**
+ * The first lines `start` prints: the address the server is bound to (HOST and the port it got),
+ * and PUBLIC_URL apart when it differs, since that is not where this process listens.
+ */
+export function listeningLines(config: Pick<Config, 'host' | 'publicUrl' | 'dataDir'>, port: number, pglite: boolean): string[] {
+  const bound = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  const storage = pglite ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL';
+  const lines = [`Corridor is listening on ${bound} (${storage})`];
+  if (config.publicUrl !== bound) lines.push(`  Public URL:     ${config.publicUrl}`);
+  return lines;
+}
+
 async function start(config: Config): Promise<void> {
   const corridor = await createCorridor({ config });
   const result = await ensureSandboxPlatform(corridor.services, corridor.database, {
@@ -94,7 +107,8 @@ async function start(config: Config): Promise<void> {
   });
   await corridor.app.listen({ port: config.port, host: config.host });
   if (config.runWorkers) corridor.startWorkers();
-  out(`Corridor is listening on ${config.publicUrl} (${corridor.database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL'})`);
+  const { port } = corridor.app.server.address() as AddressInfo;
+  for (const line of listeningLines(config, port, corridor.database.kind === 'pglite')) out(line);
   printBootstrap(result, config.publicUrl, corridor.database.kind === 'pglite');
 
   let closing = false;
