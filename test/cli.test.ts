@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli } from '../src/cli/commands.js';
+import { listeningLines, runCli } from '../src/cli/commands.js';
 import { createCorridor } from '../src/corridor.js';
 import { openDatabase } from '../src/db/database.js';
 import { createPlatformWithToken, ensureSandboxPlatform } from '../src/bootstrap.js';
@@ -113,27 +113,39 @@ describe('corridor CLI', () => {
   });
 
   it('platform create prints credentials that work; token create adds another', async () => {
-    const created = await cli(['platform', 'create', '--name', 'Acme', '--json']);
+    // One database for every platform created here: a new PGlite directory per call migrates each time.
+    const here = process.env.TEST_DATABASE_URL ? {} : { DATA_DIR: mkdtempSync(join(tmpdir(), 'corridor-cli-')) };
+    if ('DATA_DIR' in here) dirs.push(here.DATA_DIR);
+    const created = await cli(['platform', 'create', '--name', 'Acme', '--json'], here);
     expect(created.code).toBe(0);
     const platform = JSON.parse(created.out);
-    expect(platform).toMatchObject({ platformId: expect.stringMatching(/^Platform:/), mode: 'SANDBOX' });
-    expect(platform.tokenId).toBeTruthy();
+    expect(platform).toMatchObject({ platformId: expect.stringMatching(/^Platform:/), mode: 'SANDBOX', umaDomain: '127.0.0.1:8080' });
+    expect(platform.clientId).toBeTruthy();
+    expect(platform.tokenId).toBe(platform.clientId);
     expect(platform.clientSecret).toBeTruthy();
 
-    const production = await cli(['platform', 'create', '--name', 'Live', '--production', '--json']);
+    // The UMA domain comes from the CLI's own PUBLIC_URL (else HOST:PORT, as above), and the text output shows it.
+    const text = await cli(['platform', 'create', '--name', 'Text'], { ...here, PUBLIC_URL: 'https://pay.example.com' });
+    expect(text.code).toBe(0);
+    expect(text.out).toMatch(/^UMA domain: +pay\.example\.com /m);
+    expect(text.out).toMatch(/^Client id: +[0-9a-f]+$/m);
+
+    const production = await cli(['platform', 'create', '--name', 'Live', '--production', '--json'], here);
     expect(JSON.parse(production.out).mode).toBe('PRODUCTION');
 
     const missingName = await cli(['platform', 'create']);
     expect(missingName.code).toBe(64);
     expect(missingName.err).toContain('--name');
 
-    if (!process.env.TEST_DATABASE_URL) return; // PGlite directories differ per cli() call
+    if (!process.env.TEST_DATABASE_URL) return; // the rest needs the CLI and the app on one database
     const token = await cli(['token', 'create', '--platform', platform.platformId, '--permissions', 'VIEW', '--json']);
     expect(token.code).toBe(0);
-    const { tokenId, clientSecret } = JSON.parse(token.out);
+    const { id, clientId, tokenId, clientSecret } = JSON.parse(token.out);
+    expect(id).toMatch(/^Token:/);
+    expect(tokenId).toBe(clientId);
     const corridor = await createCorridor({ config: testConfig(), database: await sharedTestDatabase(), logger: false });
     try {
-      const api = apiClient(corridor, { clientId: tokenId, clientSecret });
+      const api = apiClient(corridor, { clientId, clientSecret });
       expect((await api.get('/config')).status).toBe(200);
       expect((await api.post('/tokens', { name: 'x', permissions: ['VIEW'] })).status).toBe(403);
     } finally {
@@ -143,6 +155,18 @@ describe('corridor CLI', () => {
     expect(unknownPlatform.code).toBe(64);
     const badPermission = await cli(['token', 'create', '--platform', platform.platformId, '--permissions', 'ROOT']);
     expect(badPermission.code).toBe(64);
+  }, 90_000); // several CLI runs, each opening the database
+});
+
+describe('corridor start banner', () => {
+  it('names the address it is bound to, and PUBLIC_URL apart when it differs', () => {
+    const local = { host: '127.0.0.1', publicUrl: 'http://127.0.0.1:8080', dataDir: './data' };
+    expect(listeningLines(local, 8080, true)).toEqual(['Corridor is listening on http://127.0.0.1:8080 (embedded PGlite in ./data)']);
+    expect(listeningLines({ ...local, publicUrl: 'https://pay.example.com' }, 8080, false)).toEqual([
+      'Corridor is listening on http://127.0.0.1:8080 (PostgreSQL)',
+      '  Public URL:     https://pay.example.com',
+    ]);
+    expect(listeningLines({ ...local, host: '::1', publicUrl: 'http://[::1]:8080' }, 8080, false)).toEqual(['Corridor is listening on http://[::1]:8080 (PostgreSQL)']);
   });
 });
 

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createPlatformWithToken, ensureSandboxPlatform, type SandboxBootstrap } from '../bootstrap.js';
@@ -72,18 +73,30 @@ function printBootstrap(result: SandboxBootstrap, baseUrl: string, pglite: boole
   if (result.kind === 'created') {
     const { platform, token } = result.credentials;
     out(`  Sandbox platform ${platform.id}`);
-    out(`  API token id:   ${token.clientId}`);
+    out(`  Client id:      ${token.clientId}`);
     out(`  Client secret:  ${token.clientSecret}`);
     out(`  Try: curl -u ${token.clientId}:${token.clientSecret} ${baseUrl}${API_PREFIX}/config`);
   } else if (result.kind === 'configured') {
     out(`  Sandbox platform ${result.platformId}`);
-    out(`  API token id:   ${result.clientId} (client secret from SERVICE_SANDBOX_CLIENT_SECRET)`);
+    out(`  Client id:      ${result.clientId} (client secret from SERVICE_SANDBOX_CLIENT_SECRET)`);
   } else {
     for (const p of result.platforms) out(`  Platform ${p.id} (${p.name}, ${p.mode.toLowerCase()})`);
     out('  Use the credentials printed when the platform was created, or make new ones with');
     out(`  npx corridor token create --platform ${result.platforms[0].id}`);
     if (pglite) out('  (after stopping this server: the embedded database takes one process at a time)');
   }
+}
+
+/**
+ * The first lines `start` prints: the address the server is bound to (HOST and the port it got),
+ * and PUBLIC_URL apart when it differs, since that is not where this process listens.
+ */
+export function listeningLines(config: Pick<Config, 'host' | 'publicUrl' | 'dataDir'>, port: number, pglite: boolean): string[] {
+  const bound = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  const storage = pglite ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL';
+  const lines = [`Corridor is listening on ${bound} (${storage})`];
+  if (config.publicUrl !== bound) lines.push(`  Public URL:     ${config.publicUrl}`);
+  return lines;
 }
 
 async function start(config: Config): Promise<void> {
@@ -94,7 +107,8 @@ async function start(config: Config): Promise<void> {
   });
   await corridor.app.listen({ port: config.port, host: config.host });
   if (config.runWorkers) corridor.startWorkers();
-  out(`Corridor is listening on ${config.publicUrl} (${corridor.database.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL'})`);
+  const { port } = corridor.app.server.address() as AddressInfo;
+  for (const line of listeningLines(config, port, corridor.database.kind === 'pglite')) out(line);
   printBootstrap(result, config.publicUrl, corridor.database.kind === 'pglite');
 
   let closing = false;
@@ -139,11 +153,13 @@ async function platformCreate(config: Config, args: string[]): Promise<void> {
     ),
   );
   if (values.json) {
-    out(JSON.stringify({ platformId: platform.id, mode: platform.mode, tokenId: token.clientId, clientSecret: token.clientSecret }));
+    // tokenId: the client id under its older name, for scripts that read it.
+    out(JSON.stringify({ platformId: platform.id, mode: platform.mode, umaDomain: platform.umaDomain, clientId: token.clientId, tokenId: token.clientId, clientSecret: token.clientSecret }));
     return;
   }
   out(`Platform ${platform.id} (${platform.mode.toLowerCase()})`);
-  out(`API token id:   ${token.clientId}`);
+  out(`UMA domain:     ${platform.umaDomain}   (from PUBLIC_URL, else HOST:PORT)`);
+  out(`Client id:      ${token.clientId}`);
   out(`Client secret:  ${token.clientSecret}   (shown once; store it now)`);
 }
 
@@ -170,10 +186,10 @@ async function tokenCreate(config: Config, args: string[]): Promise<void> {
       .execute((trx) => c.services.tokens.issue(trx, platform, { name: values.name, permissions: permissions as Permission[] }));
   }, { existing: true });
   if (values.json) {
-    out(JSON.stringify({ platformId, id: token.id, tokenId: token.clientId, clientSecret: token.clientSecret }));
+    out(JSON.stringify({ platformId, id: token.id, clientId: token.clientId, tokenId: token.clientId, clientSecret: token.clientSecret }));
     return;
   }
-  out(`API token id:   ${token.clientId}`);
+  out(`Client id:      ${token.clientId}`);
   out(`Client secret:  ${token.clientSecret}   (shown once; store it now)`);
 }
 

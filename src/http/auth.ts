@@ -74,9 +74,9 @@ export function installAuth(
     const credentials = basicCredentials(header);
     if (!credentials) throw unauthorized('malformed Basic credentials');
     const token = await deps.tokens.authenticate(credentials.id, credentials.secret);
-    if (!token) throw unauthorized('invalid API token id or client secret');
+    if (!token) throw unauthorized('invalid client id or client secret');
     const platform = await deps.platforms.get(token.platformId);
-    if (!platform) throw unauthorized('invalid API token id or client secret');
+    if (!platform) throw unauthorized('invalid client id or client secret');
     request.platform = platform;
     request.principal = { kind: 'token', tokenId: token.tokenId, permissions: token.permissions };
     const needed = request.routeOptions.config.permission ?? (request.method === 'GET' ? 'VIEW' : 'MANAGE');
