@@ -136,6 +136,11 @@ describe('corridor CLI', () => {
     const missingName = await cli(['platform', 'create']);
     expect(missingName.code).toBe(64);
     expect(missingName.err).toContain('--name');
+    for (const name of ['   ', 'x'.repeat(201)]) {
+      const refused = await cli(['platform', 'create', '--name', name], here);
+      expect(refused.code).toBe(64);
+      expect(refused.err).toContain('1 to 200 characters');
+    }
 
     if (!process.env.TEST_DATABASE_URL) return; // the rest needs the CLI and the app on one database
     const token = await cli(['token', 'create', '--platform', platform.platformId, '--permissions', 'VIEW', '--json']);
@@ -155,6 +160,7 @@ describe('corridor CLI', () => {
     expect(unknownPlatform.code).toBe(64);
     const badPermission = await cli(['token', 'create', '--platform', platform.platformId, '--permissions', 'ROOT']);
     expect(badPermission.code).toBe(64);
+    expect((await cli(['token', 'create', '--platform', platform.platformId, '--name', ''])).code).toBe(64);
   }, 90_000); // several CLI runs, each opening the database
 });
 

@@ -133,6 +133,13 @@ async function migrate(config: Config): Promise<void> {
   }
 }
 
+/** A platform's or token's name, within the API's bounds for a token name (1 to 200 characters, not blank). */
+function checkedName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed.length === 0 || trimmed.length > 200) throw new UsageError('--name must be 1 to 200 characters, not only spaces');
+  return trimmed;
+}
+
 async function platformCreate(config: Config, args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
@@ -144,7 +151,7 @@ async function platformCreate(config: Config, args: string[]): Promise<void> {
     },
   });
   if (!values.name) throw new UsageError('platform create needs --name');
-  const name = values.name;
+  const name = checkedName(values.name);
   const { platform, token } = await withCorridor(config, (c) =>
     createPlatformWithToken(
       c.services,
@@ -174,6 +181,7 @@ async function tokenCreate(config: Config, args: string[]): Promise<void> {
     },
   });
   if (!values.platform) throw new UsageError('token create needs --platform');
+  const name = checkedName(values.name);
   const permissions = values.permissions.split(',').map((p) => p.trim().toUpperCase());
   const unknown = permissions.filter((p) => !PERMISSIONS.includes(p as Permission));
   if (unknown.length) throw new UsageError(`unknown permission(s): ${unknown.join(', ')} (use ${PERMISSIONS.join(', ')})`);
@@ -183,7 +191,7 @@ async function tokenCreate(config: Config, args: string[]): Promise<void> {
     if (!platform) throw new UsageError(`no platform ${platformId}`);
     return c.database.db
       .transaction()
-      .execute((trx) => c.services.tokens.issue(trx, platform, { name: values.name, permissions: permissions as Permission[] }));
+      .execute((trx) => c.services.tokens.issue(trx, platform, { name, permissions: permissions as Permission[] }));
   }, { existing: true });
   if (values.json) {
     out(JSON.stringify({ platformId, id: token.id, clientId: token.clientId, tokenId: token.clientId, clientSecret: token.clientSecret }));
