@@ -80,7 +80,8 @@ export function createDeposits(deps: DepositDeps) {
         }),
     };
     try {
-      await deps.transfers().transferOut(ctx, { source: { accountId: invoice.accountId }, destination: { accountId: invoice.depositAccountId! }, amount: invoice.amount });
+      const forward = { source: { accountId: invoice.accountId }, destination: { accountId: invoice.depositAccountId! }, amount: invoice.amount };
+      await deps.transfers().transferOut(ctx, forward, { forwardsDeposit: true });
     } catch (error) {
       if (error instanceof AlreadyForwarded) return;
       if (!(error instanceof ServiceError)) throw error;
