@@ -56,9 +56,20 @@ async function loadAccounts(lookups: PartyLookups, platformId: string, direction
   return { internal, external };
 }
 
-/** Rules on the pair of accounts: same owner, same currency, usable. */
+/** Rails on which the receiving side can pull money from the account (ACH debits, SEPA direct debits). */
+const PULL_RAILS: ReadonlySet<string> = new Set(['ACH', 'SEPA']);
+
+/** Rules on the pair of accounts: same owner, same currency, usable, and pullable for a transfer in. */
 function checkPair(direction: Direction, internal: InternalAccount, external: ExternalAccountRecord): void {
   const fields = fieldsOf(direction);
+  if (direction === 'INCOMING' && !external.paymentRails.some((rail) => PULL_RAILS.has(rail))) {
+    throw fieldError(
+      'INVALID_INPUT',
+      fields.external,
+      'accountType',
+      `a transfer in pulls the money by ACH or SEPA direct debit, which a ${external.accountType} does not offer; deposit to the internal account's paymentInstructions instead`,
+    );
+  }
   if (internal.customerId !== external.customerId) {
     const owner = internal.customerId ? `customer ${internal.customerId}` : 'the platform';
     throw fieldError('INVALID_INPUT', fields.external, 'owner', `the external account must belong to the owner of the internal account (${owner})`);

@@ -103,6 +103,19 @@ describe('transfer request validation', () => {
     expectError(await p.api.post('/transfer-in', out(alice.externalEur, alice.usd)), 400, 'INVALID_CURRENCY', 'source.accountId');
   });
 
+  it('400 on a transfer in from an account that cannot be pulled from (no ACH or SEPA debit)', async () => {
+    const clabe = await p.api.post('/customers/external-accounts', {
+      customerId: alice.id,
+      currency: 'MXN',
+      accountInfo: { accountType: 'MXN_ACCOUNT', clabeNumber: '032180000118359719', beneficiary: person },
+    });
+    expect(clabe.status, JSON.stringify(clabe.body)).toBe(201);
+    const res = await p.api.post('/transfer-in', out(clabe.body.id, await accountOf(p, alice.id, 'MXN')));
+    expectError(res, 400, 'INVALID_INPUT', 'source.accountId');
+    expect(res.body.details.errors[0].constraint).toBe('accountType');
+    expect((await p.api.post('/transfer-in', out(alice.externalEur, alice.eur))).status).toBe(201);
+  });
+
   it('400 AMOUNT_OUT_OF_RANGE outside the platform\'s limits for the currency', async () => {
     const low = await p.api.post('/transfer-out', out(alice.usd, alice.external, 99));
     expectError(low, 400, 'AMOUNT_OUT_OF_RANGE', 'amount');
