@@ -77,8 +77,7 @@ export function createAuthenticationFlows(deps: WalletDeps, core: WalletCore) {
         consumed_at: null,
         created_at: now,
       });
-      await repo.touchCredential(trx, credential.id, now);
-      return { ...presentCredential({ ...credential, updated_at: now }), challenge, requestId, expiresAt: expiresAt.toISOString() };
+      return { ...presentCredential(credential), challenge, requestId, expiresAt: expiresAt.toISOString() };
     });
   }
 
@@ -94,9 +93,8 @@ export function createAuthenticationFlows(deps: WalletDeps, core: WalletCore) {
       if (!locked) throw new ServiceError('NOT_FOUND', 'authentication credential not found');
       await checkRate(trx, ctx.platform, credential.id);
       email = await core.issueCode(trx, ctx.platform, locked);
-      const now = clock.now(ctx.platform);
-      await repo.touchCredential(trx, credential.id, now);
-      return presentCredential({ ...locked, updated_at: now });
+      // A challenge leaves the AuthMethod as it was (SPEC 4.1): its updatedAt does not move.
+      return presentCredential(locked);
     });
     if (email) await deps.mailer.deliver(email, ctx.platform.mode);
     return view;

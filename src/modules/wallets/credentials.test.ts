@@ -110,7 +110,10 @@ describe('EMAIL_OTP on a sandbox platform', () => {
     const first = latestCode(t, created.body.id);
     const again = await wallet.api.request({ method: 'POST', path: `/auth/credentials/${created.body.id}/challenge` });
     expect(again.status).toBe(200);
-    expect(again.body).toMatchObject({ id: created.body.id, type: 'EMAIL_OTP' });
+    // The AuthMethod is left as it was (SPEC 4.1), updatedAt included.
+    expect(again.body).toEqual(created.body);
+    const listed = await wallet.api.get('/auth/credentials', { accountId: wallet.accountId });
+    expect(listed.body.data.find((c: { id: string }) => c.id === created.body.id)).toEqual(created.body);
     const second = latestCode(t, created.body.id);
     if (first !== second) {
       const stale = await wallet.api.post(`/auth/credentials/${created.body.id}/verify`, { type: 'EMAIL_OTP', otp: first, clientPublicKey: generateClientKeyPair().publicKey });

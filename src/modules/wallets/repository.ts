@@ -123,10 +123,6 @@ export async function lockCredential(trx: Trx, platformId: string, id: string): 
     .executeTakeFirst();
 }
 
-export async function touchCredential(trx: Trx, id: string, now: Date): Promise<void> {
-  await trx.updateTable('wallet_credentials').set({ updated_at: now }).where('id', '=', id).execute();
-}
-
 /** Moves the passkey counter forward; false when another assertion got there first (a replay). */
 export async function advancePasskeyCounter(trx: Trx, id: string, from: number, to: number, now: Date): Promise<boolean> {
   const result = await trx

@@ -23,7 +23,7 @@ export const AuthMethod = Type.Object(
     type: AuthMethodTypeSchema,
     nickname: Type.String({ description: 'EMAIL_OTP: the email address; OAUTH: the token\'s email claim; PASSKEY: the name given at registration.' }),
     createdAt: DateTime('When the credential was registered.'),
-    updatedAt: DateTime('When the credential last changed or was last challenged.'),
+    updatedAt: DateTime('When the credential last changed (a challenge changes nothing).'),
   },
   { title: 'AuthMethod' },
 );
