@@ -138,14 +138,25 @@ function corked<T>(client: pg.PoolClient, send: () => T): T {
 }
 
 /**
+ * A connection's 'error' event, unheard, ends the process. The pool listens while a connection is
+ * idle and `preparedStatements` once it is handed out, but a backend terminated just as it
+ * finished starting reports its FATAL in between, before `connect()` resolves: so every
+ * connection gets a listener as soon as it exists. The failure surfaces on the next query.
+ */
+function quietPool(pool: pg.Pool): pg.Pool {
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
+  return pool;
+}
+
+/**
  * The batch connections, pipelined. `run` (`runInOneTransaction`) writes BEGIN, the statements and
  * COMMIT at once. After a failed statement PostgreSQL skips the rest (each fails with 25P02) and
  * the COMMIT rolls back, so the first failure is the cause. A failure PostgreSQL did not report
  * (a broken connection) leaves the connection's state unknown: it is discarded.
  */
 function batchConnections(connectionString: string) {
-  const pool = new pg.Pool({ connectionString: withGenericPlans(connectionString), max: BATCH_CONNECTIONS, pipeline: true });
-  pool.on('error', () => {});
+  const pool = quietPool(new pg.Pool({ connectionString: withGenericPlans(connectionString), max: BATCH_CONNECTIONS, pipeline: true }));
   async function sendAll(statements: Array<{ sql: string; parameters?: readonly unknown[] }>): Promise<void> {
     const client = preparedStatements(await pool.connect());
     const sent = corked(client, () => statements.map((s) => client.query(s.sql, s.parameters as unknown[] | undefined)));
@@ -163,8 +174,7 @@ function batchConnections(connectionString: string) {
 }
 
 async function openPostgres(connectionString: string, max: number): Promise<Database> {
-  const pool = new pg.Pool({ connectionString, max });
-  pool.on('error', () => {}); // idle client errors surface on the next query instead
+  const pool = quietPool(new pg.Pool({ connectionString, max }));
   // Kysely only calls connect() and end() on the pool.
   const preparingPool = { connect: async () => preparedStatements(await pool.connect()), end: () => pool.end() } as unknown as pg.Pool;
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool }) });

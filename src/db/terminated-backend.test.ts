@@ -1,0 +1,84 @@
+// A backend terminated just as it finished starting (pg_terminate_backend, a failover) reports
+// FATAL right after its ReadyForQuery, before the pool hands the connection out. A loopback proxy
+// in front of PostgreSQL imitates it; the process must survive and the pool recover.
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDatabaseKind } from '../../test/support/db.js';
+import { openDatabase, type Database } from './database.js';
+
+const READY_FOR_QUERY = Buffer.from([0x5a, 0, 0, 0, 5]);
+
+/** ErrorResponse: FATAL 57P01, as PostgreSQL sends it to a terminated backend's client. */
+function terminatedMessage(): Buffer {
+  const fields = ['SFATAL', 'VFATAL', 'C57P01', 'Mterminating connection due to administrator command'];
+  const body = Buffer.concat([...fields.map((f) => Buffer.from(`${f}\0`)), Buffer.from([0])]);
+  const header = Buffer.alloc(5);
+  header.write('E');
+  header.writeInt32BE(body.length + 4, 1);
+  return Buffer.concat([header, body]);
+}
+
+/** Forwards to PostgreSQL; while `terminating`, new connections get FATAL right after starting. */
+function startProxy(target: URL) {
+  const state = { terminating: false };
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    const terminate = state.terminating;
+    let started = false;
+    sockets.add(client).add(upstream);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+    client.pipe(upstream);
+    upstream.on('data', (chunk: Buffer) => {
+      if (terminate && !started && chunk.includes(READY_FOR_QUERY)) {
+        started = true;
+        client.end(Buffer.concat([chunk, terminatedMessage()]));
+        upstream.destroy();
+        return;
+      }
+      client.write(chunk);
+    });
+    upstream.on('end', () => client.end());
+  });
+  return {
+    state,
+    listen: () => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port))),
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe.skipIf(testDatabaseKind() !== 'postgres')('a backend terminated as it starts', () => {
+  let proxy: ReturnType<typeof startProxy>;
+  let database: Database;
+
+  beforeAll(async () => {
+    const target = new URL(process.env.TEST_DATABASE_URL!);
+    proxy = startProxy(target);
+    const port = await proxy.listen();
+    const viaProxy = new URL(target);
+    viaProxy.host = `127.0.0.1:${port}`;
+    database = await openDatabase({ databaseUrl: viaProxy.toString(), poolSize: 4 });
+  });
+  afterAll(async () => {
+    await database?.close();
+    await proxy?.close();
+  });
+
+  it('fails the queries that needed a new connection, not the process, and the pool recovers', async () => {
+    proxy.state.terminating = true;
+    // Four at once: the pool opens new connections, each terminated as it starts.
+    const outcomes = await Promise.allSettled(Array.from({ length: 4 }, () => sql`select pg_sleep(0.05)`.execute(database.db)));
+    expect(outcomes.some((o) => o.status === 'rejected')).toBe(true);
+    // An unheard 'error' event would have ended the process by now; give it the chance.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    proxy.state.terminating = false;
+    const { rows } = await sql<{ one: number }>`select 1 as one`.execute(database.db);
+    expect(rows).toEqual([{ one: 1 }]);
+  });
+});
