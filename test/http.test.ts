@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from 'node:net';
 import { apiClient, basicAuth, startTestApp, type TestApp, type TestPlatform } from './support/app.js';
@@ -170,6 +171,29 @@ describe('Idempotency-Key', () => {
     expect(first.statusCode).toBe(201);
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.body).toBe(first.body);
+  });
+
+  it('a record that cannot be written after the work leaves the answer as it was', async () => {
+    const { db } = t.corridor.database;
+    await sql`create function corridor_test_refuse_key() returns trigger language plpgsql as $$
+      begin
+        if old.key like 'refuse-record-%' then raise exception 'injected failure'; end if;
+        return case when tg_op = 'DELETE' then old else new end;
+      end $$`.execute(db);
+    await sql`create trigger corridor_test_refuse_key before update or delete on idempotency_keys for each row execute function corridor_test_refuse_key()`.execute(db);
+    try {
+      // The clock advance records its answer after its work; a refusal releases the key after it.
+      const advanced = await p.api.post('/sandbox/clock/advance', { seconds: 1 }, { 'idempotency-key': 'refuse-record-ok' });
+      expect(advanced.status).toBe(200);
+      expect(advanced.body.offsetSeconds).toBeGreaterThan(0);
+      const production = await t.createPlatform({ mode: 'PRODUCTION' });
+      const refused = await production.api.post('/sandbox/clock/advance', { seconds: 1 }, { 'idempotency-key': 'refuse-record-403' });
+      expect(refused.status).toBe(403);
+      expect(refused.body.code).toBe('SANDBOX_ONLY');
+    } finally {
+      await sql`drop trigger corridor_test_refuse_key on idempotency_keys`.execute(db);
+      await sql`drop function corridor_test_refuse_key()`.execute(db);
+    }
   });
 
   it('keys are scoped to the platform', async () => {

@@ -188,21 +188,30 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
     request.idempotency = claim;
   }
 
+  /**
+   * Records the answer of a request whose work did not record it, or releases the key of one that
+   * failed. The answer is already decided: if the database fails here, the client still gets it
+   * (a thrown error would replace it with a 500), and the key stays leased until LEASE_MS passes.
+   */
   async function recordHook(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
     const claim = request.idempotency;
     if (!claim || claim.recorded) return payload;
-    // 202 is a signed-retry challenge, not the outcome: the signed retry reuses the same key.
-    if (reply.statusCode >= 200 && reply.statusCode < 300 && reply.statusCode !== 202) {
-      const body = typeof payload === 'string' && payload.length > 0 ? JSON.parse(payload) : null;
-      await storeResponse(db, claim, reply.statusCode, body);
-    } else {
-      claim.recorded = true;
-      await db
-        .deleteFrom('idempotency_keys')
-        .where('scope', '=', claim.scope)
-        .where('key', '=', claim.key)
-        .where('status_code', 'is', null)
-        .execute();
+    try {
+      // 202 is a signed-retry challenge, not the outcome: the signed retry reuses the same key.
+      if (reply.statusCode >= 200 && reply.statusCode < 300 && reply.statusCode !== 202) {
+        const body = typeof payload === 'string' && payload.length > 0 ? JSON.parse(payload) : null;
+        await storeResponse(db, claim, reply.statusCode, body);
+      } else {
+        claim.recorded = true;
+        await db
+          .deleteFrom('idempotency_keys')
+          .where('scope', '=', claim.scope)
+          .where('key', '=', claim.key)
+          .where('status_code', 'is', null)
+          .execute();
+      }
+    } catch (error) {
+      request.log.error({ err: error, idempotencyKey: claim.key }, 'the Idempotency-Key record could not be written; the key stays leased until its lease ends');
     }
     return payload;
   }
