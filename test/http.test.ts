@@ -253,6 +253,30 @@ describe('operational endpoints', () => {
     expect(response.status).toBe(200);
     expect(response.body).toMatch(/corridor_backlog\{kind="dead_jobs"\} \d+/);
     expect(response.body).toMatch(/corridor_backlog\{kind="pending_webhooks"\} \d+/);
+    expect(response.body).toMatch(/^corridor_database_up 1$/m);
+  });
+
+  it('/metrics answers while the database cannot be read, and says so', async () => {
+    const { db } = t.corridor.database;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holder = db.transaction().execute(async (trx) => {
+      await sql`lock table jobs in access exclusive mode`.execute(trx);
+      locked();
+      await held;
+    });
+    try {
+      await isLocked;
+      const response = await t.anonymous.get('/metrics');
+      expect(response.status).toBe(200);
+      expect(response.body).toMatch(/^corridor_database_up 0$/m);
+      expect(response.body).toMatch(/corridor_http_request_duration_seconds_count/);
+    } finally {
+      release();
+      await holder;
+    }
   });
 
   it('/docs serves the reference UI', async () => {

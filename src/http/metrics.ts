@@ -1,7 +1,9 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Database } from '../db/database.js';
+import { transact } from '../db/transact.js';
 
 /**
  * Backlogs an operator should watch, read when /metrics is scraped: jobs that ran out of
@@ -9,23 +11,53 @@ import type { Database } from '../db/database.js';
  * or given up.
  */
 function installBacklogGauges(registry: Registry, database: Database): void {
+  // One read per scrape, shared by both gauges, given up after 2.5 s: a scrape must answer while
+  // the database is down or locked, which is when it matters most.
+  let inFlight: Promise<Backlog | undefined> | undefined;
+  const read = () =>
+    (inFlight ??= Promise.race([readBacklog(database).catch(() => undefined), delay(2_500, undefined, { ref: false })]).finally(() => {
+      inFlight = undefined;
+    }));
   new Gauge({
     name: 'corridor_backlog',
     help: 'Work waiting or stuck: dead_jobs, overdue_jobs (due over a minute ago), pending_webhooks, failed_webhooks.',
     labelNames: ['kind'],
     registers: [registry],
     async collect() {
-      const { rows } = await sql<{ dead: number; overdue: number; pending: number; failed: number }>`
-        select (select count(*) from jobs where dead_at is not null)::int as dead,
-               (select count(*) from jobs where dead_at is null and due_at < now() - interval '1 minute')::int as overdue,
-               (select count(*) from events where delivery_state = 'PENDING')::int as pending,
-               (select count(*) from events where delivery_state = 'FAILED')::int as failed`.execute(database.db);
-      const row = rows[0];
+      const row = await read();
+      if (!row) return; // keeps the last values
       this.set({ kind: 'dead_jobs' }, row.dead);
       this.set({ kind: 'overdue_jobs' }, row.overdue);
       this.set({ kind: 'pending_webhooks' }, row.pending);
       this.set({ kind: 'failed_webhooks' }, row.failed);
     },
+  });
+  new Gauge({
+    name: 'corridor_database_up',
+    help: '1 when this scrape read the backlog from the database within 2.5 s, else 0 (the backlog then keeps its last values).',
+    registers: [registry],
+    async collect() {
+      this.set((await read()) ? 1 : 0);
+    },
+  });
+}
+
+interface Backlog {
+  dead: number;
+  overdue: number;
+  pending: number;
+  failed: number;
+}
+
+async function readBacklog(database: Database) {
+  return transact(database.db, async (trx) => {
+    await sql`set local statement_timeout = 2000`.execute(trx);
+    const { rows } = await sql<Backlog>`
+      select (select count(*) from jobs where dead_at is not null)::int as dead,
+             (select count(*) from jobs where dead_at is null and due_at < now() - interval '1 minute')::int as overdue,
+             (select count(*) from events where delivery_state = 'PENDING')::int as pending,
+             (select count(*) from events where delivery_state = 'FAILED')::int as failed`.execute(trx);
+    return rows[0];
   });
 }
 
