@@ -361,6 +361,26 @@ describe('request bodies', () => {
     }
   });
 
+  it('a request that arrives while the server shuts down gets 503 in the error envelope', async () => {
+    const closing = await startTestApp();
+    const address = await closing.corridor.app.listen({ host: '127.0.0.1', port: 0 });
+    const socket = connect(Number(new URL(address).port), '127.0.0.1');
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk.toString()));
+    await new Promise((resolve) => socket.on('connect', resolve));
+    // Half a request: the connection is busy, so closing waits for it instead of dropping it.
+    socket.write('GET /2025-10-13/config HTTP/1.1\r\nHost: x\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const closed = closing.close();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    socket.write('\r\n');
+    await new Promise((resolve) => socket.on('close', resolve));
+    await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 503/);
+    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    expect(body).toEqual({ status: 503, code: 'SERVICE_UNAVAILABLE', message: expect.any(String) });
+  });
+
   it('lists at most 50 field errors, however many fields are wrong', async () => {
     const body: Record<string, unknown> = { name: 'many', permissions: ['VIEW'] };
     for (let i = 0; i < 5_000; i++) body[`unknown${i}`] = i;

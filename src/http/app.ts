@@ -29,7 +29,7 @@ import type { CoreDeps, Services } from '../services.js';
 import { documentAuthErrors, installAuth } from './auth.js';
 import { ErrorEnvelope } from './common-schemas.js';
 import { installReadCoalescing } from './coalescing.js';
-import { frameworkErrors, installErrorHandling } from './errors.js';
+import { envelope, frameworkErrors, installErrorHandling } from './errors.js';
 import { invalidInput } from '../core/errors.js';
 import { documentIdempotencyKey, installIdempotency } from './idempotency.js';
 import { installMetrics } from './metrics.js';
@@ -102,7 +102,8 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
     trustProxy: config.trustProxy,
     // Per-request lines only at debug: at info they would double the logging cost of every call.
     logController: new LogController({ disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace' }),
-    return503OnClosing: true,
+    // Fastify's own 503 while closing has its own body; the hook below answers in the envelope.
+    return503OnClosing: false,
     schemaController: { compilersFactory: { buildValidator: buildValidator as any, buildSerializer: buildSerializer as any } },
     genReqId: requestIds(),
     frameworkErrors,
@@ -127,10 +128,20 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
       });
     }
   });
+  // Shutting down: requests that still arrive (on kept-alive connections) are told to go elsewhere.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   // PostgreSQL text cannot hold NUL; refused here, it would fail the query as a 500. Every
   // answer is its declared type only, and no API answer (secrets, balances) is kept by a cache.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-content-type-options', 'nosniff');
+    if (closing) {
+      void reply.code(503).header('connection', 'close').send(envelope('SERVICE_UNAVAILABLE', 'the server is shutting down; retry on another instance or in a moment'));
+      return;
+    }
     if (request.url.startsWith(API_PREFIX)) reply.header('cache-control', 'no-store');
     done(request.url.includes('%00') ? invalidInput('url', 'the path and query must not contain NUL characters (%00)', 'format') : undefined);
   });
