@@ -256,27 +256,40 @@ describe('operational endpoints', () => {
     expect(response.body).toMatch(/^corridor_database_up 1$/m);
   });
 
-  it('/metrics answers while the database cannot be read, and says so', async () => {
-    const { db } = t.corridor.database;
+  /** Runs `probe` while another transaction holds `table` locked, so nothing else can read it. */
+  async function whileLocked<T>(table: 'jobs' | 'platforms', probe: () => Promise<T>): Promise<T> {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     let locked!: () => void;
     const isLocked = new Promise<void>((resolve) => (locked = resolve));
-    const holder = db.transaction().execute(async (trx) => {
-      await sql`lock table jobs in access exclusive mode`.execute(trx);
+    const holder = t.corridor.database.db.transaction().execute(async (trx) => {
+      await sql`lock table ${sql.table(table)} in access exclusive mode`.execute(trx);
       locked();
       await held;
     });
     try {
       await isLocked;
-      const response = await t.anonymous.get('/metrics');
-      expect(response.status).toBe(200);
-      expect(response.body).toMatch(/^corridor_database_up 0$/m);
-      expect(response.body).toMatch(/corridor_http_request_duration_seconds_count/);
+      return await probe();
     } finally {
       release();
       await holder;
     }
+  }
+
+  it('/metrics answers while the database cannot be read, and says so', async () => {
+    const response = await whileLocked('jobs', () => t.anonymous.get('/metrics'));
+    expect(response.status).toBe(200);
+    expect(response.body).toMatch(/^corridor_database_up 0$/m);
+    expect(response.body).toMatch(/corridor_http_request_duration_seconds_count/);
+  });
+
+  it('/healthz is 503 within seconds when the database does not answer', async () => {
+    const startedMs = Date.now();
+    const response = await whileLocked('platforms', () => t.anonymous.get('/healthz'));
+    expect(response.status).toBe(503);
+    expect(response.body).toEqual({ status: 'database not answering' });
+    expect(Date.now() - startedMs).toBeLessThan(5_000);
+    expect((await t.anonymous.get('/healthz')).status).toBe(200);
   });
 
   it('/docs serves the reference UI', async () => {

@@ -137,6 +137,8 @@ function corked<T>(client: pg.PoolClient, send: () => T): T {
   }
 }
 
+const POOL_WAIT_MS = 10_000;
+
 /**
  * A connection's 'error' event, unheard, ends the process. The pool listens while a connection is
  * idle and `preparedStatements` once it is handed out, but a backend terminated just as it
@@ -174,7 +176,9 @@ function batchConnections(connectionString: string) {
 }
 
 async function openPostgres(connectionString: string, max: number): Promise<Database> {
-  const pool = quietPool(new pg.Pool({ connectionString, max }));
+  // A request waits at most 10 s for a connection (say, all held by statements waiting on a lock):
+  // then it is a 503 the client can retry, not a hang.
+  const pool = quietPool(new pg.Pool({ connectionString, max, connectionTimeoutMillis: POOL_WAIT_MS }));
   // Kysely only calls connect() and end() on the pool.
   const preparingPool = { connect: async () => preparedStatements(await pool.connect()), end: () => pool.end() } as unknown as pg.Pool;
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool }) });
@@ -261,6 +265,17 @@ export interface PgError {
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
   const e = error as PgError;
   return e?.code === '23505' && (!constraint || e.constraint === constraint);
+}
+
+/**
+ * The database could not be reached or went away: a connection refused, lost or terminated
+ * (SQLSTATE class 08, 57P01–57P03), or no pooled connection free within the pool's wait. Retrying
+ * later can succeed, so callers hear 503, not 500.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as PgError & { message?: string };
+  if (typeof code === 'string' && (/^08/.test(code) || /^57P0[123]$/.test(code) || /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE)$/.test(code))) return true;
+  return typeof message === 'string' && /^(timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error)/.test(message);
 }
 
 /** The refusal of `corridor_expect` (a statement whose condition did not hold; nothing was written). */

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseKind } from '../../test/support/db.js';
-import { openDatabase, type Database } from './database.js';
+import { isDatabaseUnavailable, openDatabase, type Database } from './database.js';
 
 const READY_FOR_QUERY = Buffer.from([0x5a, 0, 0, 0, 5]);
 
@@ -74,11 +74,23 @@ describe.skipIf(testDatabaseKind() !== 'postgres')('a backend terminated as it s
     proxy.state.terminating = true;
     // Four at once: the pool opens new connections, each terminated as it starts.
     const outcomes = await Promise.allSettled(Array.from({ length: 4 }, () => sql`select pg_sleep(0.05)`.execute(database.db)));
-    expect(outcomes.some((o) => o.status === 'rejected')).toBe(true);
+    const failures = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+    expect(failures.length).toBeGreaterThan(0);
+    // What the API then answers 503 SERVICE_UNAVAILABLE for, not 500.
+    for (const failure of failures) expect(isDatabaseUnavailable(failure.reason), String(failure.reason)).toBe(true);
     // An unheard 'error' event would have ended the process by now; give it the chance.
     await new Promise((resolve) => setTimeout(resolve, 200));
     proxy.state.terminating = false;
     const { rows } = await sql<{ one: number }>`select 1 as one`.execute(database.db);
     expect(rows).toEqual([{ one: 1 }]);
+  });
+});
+
+describe('isDatabaseUnavailable', () => {
+  it('tells a database that is away from a statement that failed', () => {
+    for (const error of [{ code: '57P01' }, { code: '08006' }, { code: 'ECONNREFUSED' }, new Error('timeout exceeded when trying to connect'), new Error('Connection terminated unexpectedly')]) {
+      expect(isDatabaseUnavailable(error), JSON.stringify(error)).toBe(true);
+    }
+    for (const error of [{ code: '23505' }, { code: '40001' }, new Error('boom'), undefined]) expect(isDatabaseUnavailable(error)).toBe(false);
   });
 });

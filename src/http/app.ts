@@ -30,6 +30,7 @@ import { documentAuthErrors, installAuth } from './auth.js';
 import { ErrorEnvelope } from './common-schemas.js';
 import { installReadCoalescing } from './coalescing.js';
 import { envelope, frameworkErrors, installErrorHandling } from './errors.js';
+import { setTimeout as delay } from 'node:timers/promises';
 import { invalidInput } from '../core/errors.js';
 import { documentIdempotencyKey, installIdempotency } from './idempotency.js';
 import { installMetrics } from './metrics.js';
@@ -173,15 +174,18 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   let healthy = false;
+  // A database that does not answer within 2 s (down, or every connection waiting on a lock) is
+  // unhealthy: the probe must not hang with the requests it reports on.
+  const probeDatabase = async () => {
+    healthy = healthy || (await migrationsApplied(deps.database.db));
+    if (!healthy) return 'migrating';
+    await deps.database.db.selectFrom('platforms').select('id').limit(1).execute();
+    return 'ok';
+  };
   app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
-    try {
-      healthy = healthy || (await migrationsApplied(deps.database.db));
-      if (!healthy) return reply.code(503).send({ status: 'migrating' });
-      await deps.database.db.selectFrom('platforms').select('id').limit(1).execute();
-      return { status: 'ok', database: deps.database.kind };
-    } catch {
-      return reply.code(503).send({ status: 'database unavailable' });
-    }
+    const status = await Promise.race([probeDatabase().catch(() => 'database unavailable'), delay(2_000, 'database not answering', { ref: false })]);
+    if (status !== 'ok') return reply.code(503).send({ status });
+    return { status, database: deps.database.kind };
   });
 
   // UMA protocol endpoints: outside the API prefix, authenticated by UMA signatures (docs/uma.md).

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_STATUS, ServiceError, type ErrorCode, type FieldError } from '../core/errors.js';
 import { toFieldErrors } from './validation.js';
+import { isDatabaseUnavailable } from '../db/database.js';
 
 export interface ErrorBody {
   status: number;
@@ -79,6 +80,10 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (error instanceof ServiceError) {
       request.log.info({ code: error.code }, error.message);
       return sendError(reply, error);
+    }
+    if (isDatabaseUnavailable(error)) {
+      request.log.warn({ err: error }, 'database unavailable');
+      return reply.code(503).send(envelope('SERVICE_UNAVAILABLE', 'the database is unavailable or busy; retry in a moment'));
     }
     const { body, expected } = fromFastifyError(error, request);
     if (expected) request.log.info({ code: body.code }, body.message);
