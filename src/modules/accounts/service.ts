@@ -162,9 +162,8 @@ export function createAccountService(deps: AccountServiceDeps) {
   }
 
   /** INTERNAL_ACCOUNT.BALANCE_UPDATED for every internal account whose balance just changed. */
-  async function emitBalanceUpdates(trx: Trx, platform: PlatformRef, changes: BalanceChange[]): Promise<void> {
+  async function emitBalanceUpdates(trx: Trx, platform: PlatformRef, changes: BalanceChange[], now: Date): Promise<void> {
     const accounts = await accountsById(trx, platform.id, changes.map((c) => c.accountId));
-    const now = clock.now(platform);
     const byId = new Map(changes.map((c) => [c.accountId, { available: c.available, posted: c.posted, updatedAt: now }]));
     const events = accounts.map((account) => ({
       type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED' as const,
@@ -178,9 +177,9 @@ export function createAccountService(deps: AccountServiceDeps) {
    * balances left open for the ledger's statement to fill in (see BalanceEventRow). Null if a
    * view cannot be split around its balances (the ledger then announces after its call).
    */
-  async function prepareBalanceEvents(ex: Executor, platform: PlatformRef, accountIds: string[]): Promise<BalanceEventRow[] | null> {
+  async function prepareBalanceEvents(ex: Executor, platform: PlatformRef, accountIds: string[], now: Date): Promise<BalanceEventRow[] | null> {
     const accounts = await accountsById(ex, platform.id, accountIds.filter((id) => isIdOf('InternalAccount', id)));
-    const marked = { available: AVAILABLE_MARK, posted: POSTED_MARK, updatedAt: clock.now(platform) };
+    const marked = { available: AVAILABLE_MARK, posted: POSTED_MARK, updatedAt: now };
     const events = accounts.map((account) => ({ type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED' as const, data: view(platform, account, marked) }));
     const rows: BalanceEventRow[] = [];
     for (const [i, { data, ...row }] of eventRows(platform, events, clock).entries()) {

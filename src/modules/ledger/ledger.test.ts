@@ -5,6 +5,7 @@ import { enqueueJobs } from '../../core/jobs.js';
 import { transact } from '../../db/transact.js';
 import type { Executor } from '../../db/database.js';
 import { insertSystemAccount } from './repository.js';
+import { createLedgerService } from './service.js';
 
 let t: TestApp;
 let p: TestPlatform;
@@ -34,13 +35,32 @@ describe('POST /sandbox/internal-accounts/{id}/fund', () => {
     expect(again.body.balance.amount).toBe(12_400);
   });
 
-  it('emits INTERNAL_ACCOUNT.BALANCE_UPDATED with the new balance', async () => {
+  it('emits INTERNAL_ACCOUNT.BALANCE_UPDATED with the account as the API shows it', async () => {
     const account = await newAccount(p);
-    await p.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount: 700 });
+    const funded = await p.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount: 700 });
     const events = await db().selectFrom('events').selectAll().where('platform_id', '=', p.platform.id).where('type', '=', 'INTERNAL_ACCOUNT.BALANCE_UPDATED').execute();
     const mine = events.filter((e) => (e.data as { id: string }).id === account);
     expect(mine).toHaveLength(1);
     expect(mine[0].data).toMatchObject({ id: account, balance: { amount: 700 }, totalBalance: { amount: 700 } });
+    expect(mine[0].data).toEqual(funded.body);
+  });
+
+  it('announces balances with the time the ledger wrote on the accounts, however often the clock is read', async () => {
+    // A clock that moves a millisecond at every reading: one reading per call, or the times differ.
+    let ms = Date.parse('2030-01-01T00:00:00Z');
+    const ticking = { realNowMs: () => ms++, now: () => new Date(ms++) };
+    const ledgerAt = createLedgerService({ database: t.corridor.database, clock: ticking });
+    const announced: Date[] = [];
+    ledgerAt.announceBalancesWith({
+      prepare: async (_ex, _platform, _ids, now) => (announced.push(now), null),
+      changed: async (_trx, _platform, _changes, now) => void announced.push(now),
+    });
+    const account = await newAccount(p);
+    const rail = await ledger().systemAccount(p.platform.id, 'USD', 'RAIL_SETTLEMENT');
+    await db().transaction().execute((trx) => ledgerAt.record(trx, p.platform, [{ debit: rail, credit: account, amount: 5, code: 'DEPOSIT' }]));
+    const row = await db().selectFrom('ledger_accounts').select('updated_at').where('id', '=', account).executeTakeFirstOrThrow();
+    expect(announced.length).toBeGreaterThan(0);
+    for (const now of announced) expect(now.toISOString()).toBe(row.updated_at.toISOString());
   });
 
   it('validates the amount and the account', async () => {
