@@ -83,15 +83,6 @@ function draftOf(parties: TransferParties, agentId: string | undefined): NewTran
  * is due at once, step 1 writes the transfer as PROCESSING with its step jobs and there is no
  * step 2.
  */
-export interface TransferOptions {
-  /**
-   * The transfer forwards an incoming UMA payment to the customer's default deposit account: their
-   * own money arriving where they asked for it, not a payment they send, so the send rule (which
-   * holds back unverified customers' payments) does not apply. Receiving is never gated.
-   */
-  forwardsDeposit?: boolean;
-}
-
 export function createTransferService(deps: TransferServiceDeps) {
   const { database, clock, ledger, transactions } = deps;
   const driver = createTransferDriver({ ...deps, platformOf: (id) => deps.platforms.get(id) });
@@ -149,14 +140,14 @@ export function createTransferService(deps: TransferServiceDeps) {
     return { record, started: moved !== null };
   }
 
-  async function transfer(ctx: ServiceContext<Platform>, direction: Direction, input: TransferInput, options: TransferOptions = {}): Promise<TransactionView> {
-    return withRowChecks('transfer', (checks) => transferChecked(ctx, direction, input, checks, options));
+  async function transfer(ctx: ServiceContext<Platform>, direction: Direction, input: TransferInput): Promise<TransactionView> {
+    return withRowChecks('transfer', (checks) => transferChecked(ctx, direction, input, checks));
   }
 
-  async function transferChecked(ctx: ServiceContext<Platform>, direction: Direction, input: TransferInput, checks: RowChecks, options: TransferOptions): Promise<TransactionView> {
+  async function transferChecked(ctx: ServiceContext<Platform>, direction: Direction, input: TransferInput, checks: RowChecks): Promise<TransactionView> {
     const { platform } = ctx;
     const parties = await resolveParties(deps, platform, direction, input, checks);
-    if (direction === 'OUTGOING' && parties.customer && !options.forwardsDeposit) deps.senderGate.check(platform, parties.customer);
+    if (direction === 'OUTGOING' && parties.customer) deps.senderGate.check(platform, parties.customer);
     requireRail(platform);
     // System accounts are created in their own transaction, so before ours opens.
     const settlement = await driver.settlementAccount(platform, parties.currency);
@@ -169,7 +160,7 @@ export function createTransferService(deps: TransferServiceDeps) {
 
   return {
     /** POST /transfer-out: internal account → external account of the same owner and currency. */
-    transferOut: (ctx: ServiceContext<Platform>, input: TransferInput, options?: TransferOptions) => transfer(ctx, 'OUTGOING', input, options),
+    transferOut: (ctx: ServiceContext<Platform>, input: TransferInput) => transfer(ctx, 'OUTGOING', input),
     /** POST /transfer-in: pulls from an external account into an internal account of the same owner and currency. */
     transferIn: (ctx: ServiceContext<Platform>, input: TransferInput) => transfer(ctx, 'INCOMING', input),
     /** Registers the transfer jobs with the runner (once, from the composition root). */

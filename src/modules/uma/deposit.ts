@@ -80,8 +80,7 @@ export function createDeposits(deps: DepositDeps) {
         }),
     };
     try {
-      const forward = { source: { accountId: invoice.accountId }, destination: { accountId: invoice.depositAccountId! }, amount: invoice.amount };
-      await deps.transfers().transferOut(ctx, forward, { forwardsDeposit: true });
+      await deps.transfers().transferOut(ctx, { source: { accountId: invoice.accountId }, destination: { accountId: invoice.depositAccountId! }, amount: invoice.amount });
     } catch (error) {
       if (error instanceof AlreadyForwarded) return;
       if (!(error instanceof ServiceError)) throw error;
