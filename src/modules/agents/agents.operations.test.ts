@@ -164,6 +164,19 @@ describe('an agent sees and touches only its customer', () => {
     expect(res.body.details.errors[0].field).toBe(field);
   });
 
+  it('a transfer in from an account that cannot be pulled from is refused at once, before any approval', async () => {
+    const clabe = await p.api.post('/customers/external-accounts', {
+      customerId: alice.id,
+      currency: 'MXN',
+      accountInfo: { accountType: 'MXN_ACCOUNT', clabeNumber: '032180000118359719', beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Alice' } },
+    });
+    expect(clabe.status, JSON.stringify(clabe.body)).toBe(201);
+    const asking = await connectedAgent(t, p, alice.id, agentPolicy({ defaultExecutionMode: 'APPROVAL_REQUIRED' }));
+    const res = await asking.api.post('/agents/me/transfer-in', { source: { accountId: clabe.body.id }, destination: { accountId: alice.accounts.MXN }, amount: 100 });
+    expectError(res, 400, 'INVALID_INPUT');
+    expect(res.body.details.errors[0]).toMatchObject({ field: 'source.accountId', constraint: 'accountType' });
+  });
+
   it('quotes: only the agent\'s own can be read or executed', async () => {
     const bobQuote = (await bobAgent.api.post('/agents/me/quotes', quoteBody(bob.accounts.USD, bob.accounts.EUR))).body.id;
     expectError(await aliceAgent.api.get(`/agents/me/quotes/${bobQuote}`), 404, 'QUOTE_NOT_FOUND');

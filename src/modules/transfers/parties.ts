@@ -59,17 +59,21 @@ async function loadAccounts(lookups: PartyLookups, platformId: string, direction
 /** Rails on which the receiving side can pull money from the account (ACH debits, SEPA direct debits). */
 const PULL_RAILS: ReadonlySet<string> = new Set(['ACH', 'SEPA']);
 
+/** A transfer in pulls the money, so its external account needs a rail that can debit it. */
+export function checkPullable(external: Pick<ExternalAccountRecord, 'paymentRails' | 'accountType'>, field: string): void {
+  if (external.paymentRails.some((rail) => PULL_RAILS.has(rail))) return;
+  throw fieldError(
+    'INVALID_INPUT',
+    field,
+    'accountType',
+    `a transfer in pulls the money by ACH or SEPA direct debit, which a ${external.accountType} does not offer; deposit to the internal account's paymentInstructions instead`,
+  );
+}
+
 /** Rules on the pair of accounts: same owner, same currency, usable, and pullable for a transfer in. */
 function checkPair(direction: Direction, internal: InternalAccount, external: ExternalAccountRecord): void {
   const fields = fieldsOf(direction);
-  if (direction === 'INCOMING' && !external.paymentRails.some((rail) => PULL_RAILS.has(rail))) {
-    throw fieldError(
-      'INVALID_INPUT',
-      fields.external,
-      'accountType',
-      `a transfer in pulls the money by ACH or SEPA direct debit, which a ${external.accountType} does not offer; deposit to the internal account's paymentInstructions instead`,
-    );
-  }
+  if (direction === 'INCOMING') checkPullable(external, fields.external);
   if (internal.customerId !== external.customerId) {
     const owner = internal.customerId ? `customer ${internal.customerId}` : 'the platform';
     throw fieldError('INVALID_INPUT', fields.external, 'owner', `the external account must belong to the owner of the internal account (${owner})`);
