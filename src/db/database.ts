@@ -268,13 +268,18 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
 }
 
 /**
- * The database could not be reached or went away: a connection refused, lost or terminated
- * (SQLSTATE class 08, 57P01–57P03), or no pooled connection free within the pool's wait. Retrying
- * later can succeed, so callers hear 503, not 500.
+ * The database could not be reached or went away: a connection refused, lost or terminated, too
+ * many connections, or no pooled connection free within the pool's wait. Retrying later can
+ * succeed, so callers hear 503, not 500. Not 08P01 (protocol violation): that is a bug of ours.
  */
+const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
+  '08000', '08001', '08003', '08004', '08006', '53300', '57P01', '57P02', '57P03',
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE',
+]);
+
 export function isDatabaseUnavailable(error: unknown): boolean {
   const { code, message } = (error ?? {}) as PgError & { message?: string };
-  if (typeof code === 'string' && (/^08/.test(code) || /^57P0[123]$/.test(code) || /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE)$/.test(code))) return true;
+  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
   return typeof message === 'string' && /^(timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error)/.test(message);
 }
 

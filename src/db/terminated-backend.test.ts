@@ -91,6 +91,7 @@ describe('isDatabaseUnavailable', () => {
     for (const error of [{ code: '57P01' }, { code: '08006' }, { code: 'ECONNREFUSED' }, new Error('timeout exceeded when trying to connect'), new Error('Connection terminated unexpectedly')]) {
       expect(isDatabaseUnavailable(error), JSON.stringify(error)).toBe(true);
     }
-    for (const error of [{ code: '23505' }, { code: '40001' }, new Error('boom'), undefined]) expect(isDatabaseUnavailable(error)).toBe(false);
+    for (const error of [{ code: '23505' }, { code: '40001' }, { code: '08P01' }, new Error('boom'), undefined]) expect(isDatabaseUnavailable(error)).toBe(false);
+    expect(isDatabaseUnavailable({ code: '53300' })).toBe(true);
   });
 });

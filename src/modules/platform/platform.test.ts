@@ -60,6 +60,10 @@ describe('PATCH /config', () => {
     expect(refused.status).toBe(400);
     expect(refused.body.details.errors.map((e: { field: string }) => e.field)).toEqual(['umaDomain']);
     expect((await owner.api.patch('/config', { umaDomain: domain })).status).toBe(200);
+    // Platforms that already share a domain (an old default, say) can still send theirs back.
+    await t.corridor.database.db.updateTable('platforms').set({ uma_domain: domain }).where('id', '=', taker.platform.id).execute();
+    expect((await taker.api.patch('/config', { umaDomain: domain })).status).toBe(200);
+    await t.corridor.database.db.updateTable('platforms').set({ uma_domain: 'taker.example' }).where('id', '=', taker.platform.id).execute();
     const fresh = await t.createPlatform();
     const defaultDomain = (await fresh.api.get('/config')).body.umaDomain;
     expect((await owner.api.patch('/config', { umaDomain: defaultDomain })).status).toBe(200);

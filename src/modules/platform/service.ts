@@ -132,7 +132,7 @@ export function createPlatformService(deps: PlatformServiceDeps) {
     const updated = await ctx.tx(async (trx) => {
       const before = await repo.findPlatform(trx, ctx.platform.id, true);
       if (!before) throw new ServiceError('NOT_FOUND', 'platform not found');
-      if (patch.umaDomain !== undefined) await claimUmaDomain(trx, before.id, patch.umaDomain);
+      if (patch.umaDomain !== undefined && patch.umaDomain.toLowerCase() !== before.umaDomain.toLowerCase()) await claimUmaDomain(trx, before.id, patch.umaDomain);
       const embeddedWallets = patch.embeddedWallets && mergeEmbeddedWallets(before.embeddedWallets, patch.embeddedWallets);
       if (embeddedWallets || supportedCurrencies) {
         const supported = (supportedCurrencies ?? before.supportedCurrencies).map((c) => c.currencyCode);
