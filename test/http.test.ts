@@ -29,7 +29,9 @@ describe('error envelope', () => {
   });
 
   it('answers carry nosniff, and API answers are not to be cached, errors and shared reads included', async () => {
-    const answers = [await p.api.get('/config'), await t.anonymous.get('/config'), ...(await Promise.all([p.api.get('/customers'), p.api.get('/customers')]))];
+    const unroutable = await p.api.get('/customers/%ff');
+    expect(unroutable.status).toBe(400);
+    const answers = [await p.api.get('/config'), await t.anonymous.get('/config'), unroutable, ...(await Promise.all([p.api.get('/customers'), p.api.get('/customers')]))];
     for (const answer of answers) expect(answer.headers).toMatchObject({ 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' });
     const health = await t.corridor.app.inject({ method: 'GET', url: '/healthz' });
     expect(health.headers['x-content-type-options']).toBe('nosniff');
@@ -383,9 +385,10 @@ describe('request bodies', () => {
     await new Promise((resolve) => socket.on('connect', resolve));
     // Half a request: the connection is busy, so closing waits for it instead of dropping it.
     socket.write('GET /2025-10-13/config HTTP/1.1\r\nHost: x\r\n');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Time for the server to read the half (a loaded machine may take a while), then to start closing.
+    await new Promise((resolve) => setTimeout(resolve, 300));
     const closed = closing.close();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 300));
     socket.write('\r\n');
     await new Promise((resolve) => socket.on('close', resolve));
     await closed;

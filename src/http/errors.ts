@@ -71,7 +71,8 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
     error.code === 'FST_ERR_MAX_PARAM_LENGTH'
       ? 'a path parameter is longer than any identifier this API uses'
       : 'the path is not valid: percent-escapes must encode UTF-8 text';
-  void reply.code(400).send(envelope('INVALID_INPUT', message));
+  // Sent before the hooks that add these headers to every other answer.
+  void reply.code(400).headers({ 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' }).send(envelope('INVALID_INPUT', message));
 }
 
 /** One place where failures become responses: expected ones logged at info, the rest at error and masked. */
