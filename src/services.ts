@@ -103,6 +103,7 @@ export function createServices(deps: CoreDeps) {
     quotes: () => quotes,
   });
   uma.registerJobs();
+  customers.hooks.approved.push(uma.resumeForwards);
 
   const quotes = createQuoteService({
     database,

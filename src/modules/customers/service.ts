@@ -181,9 +181,11 @@ export function createCustomerService({ database, clock, accounts }: CustomerSer
   const hooks: {
     /** What other domains do when a customer is deleted, in the same transaction. */
     deleted: Array<(trx: Trx, platform: PlatformRef, customerId: string) => Promise<unknown>>;
+    /** What other domains do when a customer's verification becomes APPROVED, in the same transaction. */
+    approved: Array<(trx: Trx, platform: PlatformRef, customerId: string) => Promise<unknown>>;
     /** The beneficial owners of business customers, by customer id (compliance keeps them). */
     beneficialOwners: (ex: Executor, platformId: string, customerIds: readonly string[]) => Promise<Map<string, BeneficialOwnerView[]>>;
-  } = { deleted: [], beneficialOwners: async () => new Map() };
+  } = { deleted: [], approved: [], beneficialOwners: async () => new Map() };
 
   /** Views of customers of one platform; the owners of the businesses among them in one query. */
   async function views(ex: Executor, rows: CustomerRow[]): Promise<CustomerView[]> {
@@ -262,6 +264,7 @@ export function createCustomerService({ database, clock, accounts }: CustomerSer
     const column = current.customer_type === 'INDIVIDUAL' ? 'kyc_status' : 'kyb_status';
     if (current[column] === status) return { changed: false, customer: await view(trx, current) };
     const updated = await repo.updateCustomer(trx, customerId, { [column]: status }, clock.now(platform));
+    if (status === 'APPROVED') for (const hook of hooks.approved) await hook(trx, platform, customerId);
     return { changed: true, customer: await view(trx, updated) };
   }
 

@@ -102,8 +102,18 @@ export function createDeposits(deps: DepositDeps) {
     }
   }
 
+  /**
+   * A customer just verified: forwards that the send rule held back (the customer could not send
+   * yet) are tried again. The forward job skips payments already forwarded or not completed.
+   */
+  async function resumeForwards(trx: Trx, platform: PlatformRef, customerId: string): Promise<void> {
+    const held = await repo.unforwardedOf(trx, platform.id, customerId);
+    await enqueueJobs(trx, platform, held.map((paymentHash) => ({ kind: FORWARD_JOB, payload: { paymentHash, check: 0 } })), clock);
+  }
+
   return {
     credit,
+    resumeForwards,
     registerJobs: () => deps.jobs.register(FORWARD_JOB, forward),
   };
 }

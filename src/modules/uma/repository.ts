@@ -261,6 +261,19 @@ export async function moveInvoice(ex: Executor, paymentHash: string, from: Invoi
 }
 
 /** Records the transfer that forwarded the invoice's money; false when one was recorded already. */
+/** Payments to the customer still to forward to a default deposit account. */
+export async function unforwardedOf(ex: Executor, platformId: string, customerId: string): Promise<string[]> {
+  const rows = await ex
+    .selectFrom('uma_invoices')
+    .select('payment_hash')
+    .where('platform_id', '=', platformId)
+    .where('customer_id', '=', customerId)
+    .where('deposit_account_id', 'is not', null)
+    .where('forward_transaction_id', 'is', null)
+    .execute();
+  return rows.map((r) => r.payment_hash);
+}
+
 export async function setForwarded(ex: Executor, paymentHash: string, transactionId: string, now: Date): Promise<boolean> {
   const row = await ex
     .updateTable('uma_invoices')

@@ -98,6 +98,8 @@ export function createUmaService(deps: UmaServiceDeps) {
       payreq: lnurlp.payreq,
       settle: settle.settle,
     },
+    /** For the customers module: a verified customer's held-back deposit forwards run again. */
+    resumeForwards: deposits.resumeForwards,
     registerJobs(): void {
       deposits.registerJobs();
       settlement.registerJobs();

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { advance, balances, expectError, expectLedgerClean, newCustomer, transactionEvents, type TestCustomer } from '../../../test/support/quotes.js';
+import { ADDRESS, uploadDocument } from '../../../test/support/verification.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/support/webhook-receiver.js';
 
 let t: TestApp;
@@ -189,6 +190,34 @@ describe('POST /sandbox/uma/receive', () => {
     await t.corridor.services.jobs.runDue(p.platform.id);
     expect((await p.api.get('/transactions', { customerId: dana.id, type: 'OUTGOING' })).body.data).toHaveLength(1);
     await expectLedgerClean(t, p.platform.id);
+  });
+
+  it('holds the forward of an unverified customer (the send rule), and makes it once the customer is verified', async () => {
+    const unregulated = await t.createPlatform({ regulated: false });
+    const uma = await newCustomer(unregulated, 'Uma Unverified');
+    const bank = await unregulated.api.post('/customers/external-accounts', {
+      customerId: uma.id,
+      currency: 'USD',
+      defaultUmaDepositAccount: true,
+      accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: '555000011', routingNumber: '021000021', beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Uma Unverified' } },
+    });
+    expect(bank.status, JSON.stringify(bank.body)).toBe(201);
+    expect((await receive(unregulated, { customerId: uma.id, receivingCurrencyAmount: 3_000 })).body.status).toBe('COMPLETED');
+    await t.corridor.services.jobs.runDue(unregulated.platform.id);
+    const outgoing = () => unregulated.api.get('/transactions', { customerId: uma.id, type: 'OUTGOING' }).then((r) => r.body.data);
+    expect(await outgoing()).toEqual([]);
+    expect((await balances(t, uma.accounts.USD)).posted).toBe(3_000);
+
+    expect((await unregulated.api.patch(`/customers/${uma.id}`, { customerType: 'INDIVIDUAL', address: ADDRESS })).status).toBe(200);
+    await uploadDocument(unregulated, uma.id);
+    expect((await unregulated.api.post('/verifications', { customerId: uma.id })).body.kycStatus).toBe('APPROVED');
+    await t.corridor.services.jobs.runDue(unregulated.platform.id);
+    const [forward] = await outgoing();
+    expect(forward).toMatchObject({ destination: { accountId: bank.body.id }, receivedAmount: { amount: 3_000 } });
+    await advance(unregulated, 10);
+    expect((await unregulated.api.get(`/transactions/${forward.id}`)).body.status).toBe('COMPLETED');
+    expect((await balances(t, uma.accounts.USD)).posted).toBe(0);
+    await expectLedgerClean(t, unregulated.platform.id);
   });
 });
 
