@@ -30,7 +30,7 @@ import { documentAuthErrors, installAuth } from './auth.js';
 import { ErrorEnvelope } from './common-schemas.js';
 import { installReadCoalescing } from './coalescing.js';
 import { envelope, frameworkErrors, installErrorHandling } from './errors.js';
-import { setTimeout as delay } from 'node:timers/promises';
+import { settleWithin } from './deadline.js';
 import { invalidInput } from '../core/errors.js';
 import { documentIdempotencyKey, installIdempotency } from './idempotency.js';
 import { installMetrics } from './metrics.js';
@@ -183,7 +183,7 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
     return 'ok';
   };
   app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
-    const status = await Promise.race([probeDatabase().catch(() => 'database unavailable'), delay(2_000, 'database not answering', { ref: false })]);
+    const status = await settleWithin(probeDatabase().catch(() => 'database unavailable'), 2_000, 'database not answering');
     if (status !== 'ok') return reply.code(503).send({ status });
     return { status, database: deps.database.kind };
   });

@@ -1,9 +1,9 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Database } from '../db/database.js';
 import { transact } from '../db/transact.js';
+import { settleWithin } from './deadline.js';
 
 /**
  * Backlogs an operator should watch, read when /metrics is scraped: jobs that ran out of
@@ -15,7 +15,7 @@ function installBacklogGauges(registry: Registry, database: Database): void {
   // the database is down or locked, which is when it matters most.
   let inFlight: Promise<Backlog | undefined> | undefined;
   const read = () =>
-    (inFlight ??= Promise.race([readBacklog(database).catch(() => undefined), delay(2_500, undefined, { ref: false })]).finally(() => {
+    (inFlight ??= settleWithin<Backlog | undefined>(readBacklog(database), 2_500, undefined).finally(() => {
       inFlight = undefined;
     }));
   new Gauge({
