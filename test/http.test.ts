@@ -285,6 +285,26 @@ describe('operational endpoints', () => {
     expect(response.body).toMatch(/corridor_http_request_duration_seconds_count/);
   });
 
+  it('a request that finds the database unavailable is 503 SERVICE_UNAVAILABLE, without internals', async () => {
+    const { db } = t.corridor.database;
+    // The database answers as a terminated backend does (57P01) to this one insert only.
+    await sql`create function corridor_test_unavailable() returns trigger language plpgsql as $$
+      begin
+        if new.name = 'unavailable-probe' then raise exception 'terminating connection due to administrator command' using errcode = '57P01'; end if;
+        return new;
+      end $$`.execute(db);
+    await sql`create trigger corridor_test_unavailable before insert on api_tokens for each row execute function corridor_test_unavailable()`.execute(db);
+    try {
+      const unavailable = await p.api.post('/tokens', { name: 'unavailable-probe', permissions: ['VIEW'] });
+      expect(unavailable.status).toBe(503);
+      expect(unavailable.body).toEqual({ status: 503, code: 'SERVICE_UNAVAILABLE', message: 'the database is unavailable or busy; retry in a moment' });
+      expect((await p.api.post('/tokens', { name: 'available', permissions: ['VIEW'] })).status).toBe(201);
+    } finally {
+      await sql`drop trigger corridor_test_unavailable on api_tokens`.execute(db);
+      await sql`drop function corridor_test_unavailable()`.execute(db);
+    }
+  });
+
   it('/healthz is 503 within seconds when the database does not answer', async () => {
     const startedMs = Date.now();
     const response = await whileLocked('platforms', () => t.anonymous.get('/healthz'));
