@@ -260,7 +260,6 @@ export async function moveInvoice(ex: Executor, paymentHash: string, from: Invoi
   return row !== undefined;
 }
 
-/** Records the transfer that forwarded the invoice's money; false when one was recorded already. */
 /** Payments to the customer still to forward to a default deposit account. */
 export async function unforwardedOf(ex: Executor, platformId: string, customerId: string): Promise<string[]> {
   const rows = await ex
@@ -274,6 +273,7 @@ export async function unforwardedOf(ex: Executor, platformId: string, customerId
   return rows.map((r) => r.payment_hash);
 }
 
+/** Records the transfer that forwarded the invoice's money; false when one was recorded already. */
 export async function setForwarded(ex: Executor, paymentHash: string, transactionId: string, now: Date): Promise<boolean> {
   const row = await ex
     .updateTable('uma_invoices')
