@@ -3,11 +3,12 @@ import type { FastifyRequest } from 'fastify';
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { pruneEvents } from './core/events.js';
+import { releaseJobLeases } from './core/jobs.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrateToLatest, migrationsApplied } from './db/migrate.js';
 import { PGLITE_VACUUM_INTERVAL_MS, vacuumWhereDue } from './db/pglite-vacuum.js';
 import { buildHttpApp } from './http/app.js';
-import { pruneIdempotencyKeys } from './http/idempotency.js';
+import { pruneIdempotencyKeys, releaseInFlightKeys } from './http/idempotency.js';
 import { createServices, type Services } from './services.js';
 
 /** Database, services and logger: what CLI commands need (no HTTP app, no workers). */
@@ -72,6 +73,18 @@ function createLogger(options: CorridorOptions): Logger {
   );
 }
 
+/**
+ * A PGlite data directory is locked to the process that opened it (`openDatabase`), so whatever
+ * is leased in it when this process opens it was leased by one that died: its jobs and its
+ * requests' Idempotency-Keys are released now rather than after their one-minute lease, so that
+ * a clock advance right after a restart runs every job that is due (docs/api/sandbox.md).
+ * PostgreSQL may be shared by live processes: there the leases run out.
+ */
+async function releaseDeadLeases(database: Database): Promise<void> {
+  await releaseJobLeases(database.db);
+  await releaseInFlightKeys(database);
+}
+
 /** Opens the database, migrates (unless `migrate` is false) and builds the services. */
 export async function createCore(options: CorridorOptions): Promise<CorridorCore> {
   const { config } = options;
@@ -83,6 +96,7 @@ export async function createCore(options: CorridorOptions): Promise<CorridorCore
     if (ownsDatabase) await database.close();
     throw new Error('the database holds no Corridor schema, or an older one: check DATABASE_URL / DATA_DIR, or run `corridor migrate` first');
   }
+  if (ownsDatabase && database.kind === 'pglite') await releaseDeadLeases(database);
   const clock = options.clock ?? systemClock;
   const services = createServices({ config, database, clock, log });
   return {

@@ -193,10 +193,13 @@ describe('SIGKILL in the middle of a load of transfer-outs', () => {
     expect(accepted.size).toBeGreaterThanOrEqual(KILL_AFTER - CONCURRENCY);
     expect(accepted.size).toBeLessThan(TRANSFERS);
 
-    // Jobs the killed process had claimed stay leased for 60 s of real time; let that time pass.
-    const between = await target.open();
-    await between.database.db.updateTable('jobs').set({ locked_until: null }).where('locked_until', 'is not', null).execute();
-    await between.close();
+    // On PostgreSQL, jobs the killed process had claimed stay leased for 60 s of real time; let
+    // that time pass. A PGlite data directory is one process's, so the restart releases them.
+    if (process.env.TEST_DATABASE_URL) {
+      const between = await target.open();
+      await between.database.db.updateTable('jobs').set({ locked_until: null }).where('locked_until', 'is not', null).execute();
+      await between.close();
+    }
 
     const second = await startServer(target.env);
     // Every delay is at most 30 s; the recovery job runs 10 s after acceptance and schedules

@@ -89,6 +89,14 @@ export async function shiftPlatformJobs(ex: Executor, platformId: string, ms: nu
 }
 
 const LEASE_MS = 60_000;
+
+/**
+ * Makes every leased job claimable again. Only for a database no other process can be using
+ * (see `releaseDeadLeases`): a live runner's job would run twice.
+ */
+export async function releaseJobLeases(ex: Executor): Promise<void> {
+  await ex.updateTable('jobs').set({ locked_until: null }).where('locked_until', 'is not', null).execute();
+}
 const MAX_BACKOFF_MS = 30 * 60_000;
 
 export function retryDelayMs(attempt: number): number {

@@ -217,6 +217,14 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
   }
 }
 
+/**
+ * Ends the lease of every key still in flight, so that a retry takes it over at once rather than
+ * after LEASE_MS. Only for a database no other process can be using (see `releaseDeadLeases`).
+ */
+export async function releaseInFlightKeys(database: Database): Promise<void> {
+  await database.db.updateTable('idempotency_keys').set({ locked_until: new Date(0) }).where('status_code', 'is', null).execute();
+}
+
 /** Deletes idempotency records past their retention. */
 export async function pruneIdempotencyKeys(database: Database, nowMs: number): Promise<number> {
   const result = await database.db
