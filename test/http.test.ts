@@ -455,6 +455,22 @@ describe('request bodies', () => {
     expect(yearZero.body.details.errors[0].field).toBe('querystring.createdAfter');
   });
 
+  it('refuses date-times that are no storable instant: a leap second, or an offset carrying the year out of 1–9999', async () => {
+    const unstorable = ['2016-12-31T23:59:60Z', '9999-12-31T23:59:59-01:00', '0001-01-01T00:30:00+01:00', '0000-12-31T23:00:00-02:00x'];
+    for (const createdAfter of unstorable) {
+      const response = await p.api.get('/tokens', { createdAfter });
+      expect(response.status, createdAfter).toBe(400);
+      expect(response.body.details.errors[0], createdAfter).toMatchObject({ field: 'querystring.createdAfter', constraint: 'format' });
+    }
+    const body = { inviterUma: '$nobody@example.com', expiresAt: '2035-06-30T23:59:60Z' };
+    const invitation = await p.api.post('/invitations', body);
+    expect(invitation.status).toBe(400);
+    expect(invitation.body.details.errors).toContainEqual(expect.objectContaining({ field: 'expiresAt', constraint: 'format' }));
+    for (const createdAfter of ['0000-12-31T23:00:00-02:00', '9999-12-31T23:59:59.999Z', '2016-12-31t23:59:59.123456789z']) {
+      expect((await p.api.get('/tokens', { createdAfter })).status, createdAfter).toBe(200);
+    }
+  });
+
   it('refuses half a surrogate pair, which is not text (PostgreSQL refuses it in JSON, and text columns would store U+FFFD)', async () => {
     const json = { 'content-type': 'application/json' };
     const lone = [

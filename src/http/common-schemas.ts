@@ -53,8 +53,8 @@ export function errors(...statuses: number[]): Record<number, TSchema> {
   return out;
 }
 
-// Year 0000 passes the date-time format, but PostgreSQL has no year 0: refused as input, not as a 500.
-export const DateTime = (description: string) => Type.String({ format: 'date-time', pattern: '^(?!0000)', description });
+// Validated by `isStorableDateTime` (src/http/validation.ts): RFC 3339 and a storable instant.
+export const DateTime = (description: string) => Type.String({ format: 'date-time', description });
 
 export const CurrencyCode = (description = 'ISO 4217 currency code (or crypto ticker such as BTC, USDC).') =>
   Type.String({ pattern: '^[A-Z]{3,5}$', description });

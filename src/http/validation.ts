@@ -1,5 +1,6 @@
 import AjvModule, { type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import type { FieldError } from '../core/errors.js';
 
@@ -17,7 +18,23 @@ function makeAjv(coerce: boolean) {
     removeAdditional: false,
   });
   addFormats(ajv);
+  ajv.addFormat('date-time', { type: 'string', validate: isStorableDateTime });
   return ajv;
+}
+
+const rfc3339 = fullFormats['date-time'] as { validate: (value: string) => boolean };
+
+/**
+ * RFC 3339 date-times that are a real instant PostgreSQL can store: a leap second (`23:59:60`)
+ * passes RFC 3339 but not JavaScript's Date, and an offset can carry year 9999 into 10000 or
+ * year 0001 into year 0, which PostgreSQL would not read back the way Date prints them.
+ */
+export function isStorableDateTime(value: string): boolean {
+  if (!rfc3339.validate(value)) return false;
+  const time = Date.parse(value);
+  if (Number.isNaN(time)) return false;
+  const year = new Date(time).getUTCFullYear();
+  return year >= 1 && year <= 9999;
 }
 
 /**
