@@ -225,6 +225,21 @@ describe('PATCH /agents/{agentId}/policy', () => {
     expect((await p.api.get(`/agents/${agent.id}`)).body.policy).toEqual(again.body.policy);
   });
 
+  it('refuses a limit currency in which the converted limits pass the largest amount, and keeps the policy', async () => {
+    const { agent } = await createAgent(alice.id, agentPolicy());
+    // 50,000.00 USD is about 1.6e19 wei: in ETH, the limits would pass 9,000,000,000,000,000.
+    const res = await p.api.patch(`/agents/${agent.id}/policy`, { spendingLimits: { currency: 'ETH' } });
+    expectError(res, 400, 'INVALID_INPUT');
+    expect(res.body.details.errors).toContainEqual(expect.objectContaining({ field: 'spendingLimits.monthlyLimit', constraint: 'maximum' }));
+    expect((await p.api.get(`/agents/${agent.id}`)).body.policy).toEqual(agent.policy);
+    expect((await p.api.get('/agents')).status).toBe(200);
+    const explicit = await p.api.patch(`/agents/${agent.id}/policy`, {
+      spendingLimits: { currency: 'ETH', perTransactionLimit: 10 ** 15, dailyLimit: 2 * 10 ** 15, monthlyLimit: 9 * 10 ** 15 },
+    });
+    expect(explicit.status, JSON.stringify(explicit.body)).toBe(200);
+    expect(explicit.body.policy.spendingLimits).toMatchObject({ currency: 'ETH', monthlyLimit: 9 * 10 ** 15 });
+  });
+
   it('takes effect at once for the connected agent', async () => {
     const agent = await connectedAgent(t, p, alice.id);
     expect((await agent.api.get('/agents/me/transactions')).status).toBe(200);

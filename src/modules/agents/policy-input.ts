@@ -4,6 +4,7 @@
  */
 import { isCurrencyCode } from '../../core/currencies.js';
 import { ServiceError, type FieldError } from '../../core/errors.js';
+import { MAX_AMOUNT } from '../rates/pricing.js';
 import type { AccountRestrictions, AgentPolicy, ApprovalThresholds, Converter, SpendingLimits } from './policy.js';
 
 /** A policy as POST /agents accepts it (optional fields may be left out). */
@@ -90,11 +91,26 @@ export function mergePolicy(current: AgentPolicy, patch: AgentPolicyUpdate, conv
 }
 
 /**
+ * Limits within the largest amount (`MAX_AMOUNT`). The schema bounds the limits a request gives;
+ * this bounds those converted into a new limit currency (50 USD is about 1.6e16 wei).
+ */
+export function limitProblems(policy: AgentPolicy, prefix: string): FieldError[] {
+  const limits = policy.spendingLimits;
+  return (['perTransactionLimit', 'dailyLimit', 'monthlyLimit'] as const)
+    .filter((field) => (limits[field] ?? 0) > MAX_AMOUNT)
+    .map((field) => ({
+      field: `${prefix}spendingLimits.${field}`,
+      constraint: 'maximum',
+      message: `is ${limits[field]} in ${limits.currency}, above the largest amount (${MAX_AMOUNT}); give it in the new currency`,
+    }));
+}
+
+/**
  * Rules a JSON schema cannot state: known currencies with an exchange rate, a currency with every
- * threshold, no repeated rules.
+ * threshold, no repeated rules, limits within the largest amount.
  */
 export function policyProblems(policy: AgentPolicy, prefix: string, hasRate: (code: string) => boolean = () => true): FieldError[] {
-  const problems: FieldError[] = [];
+  const problems: FieldError[] = limitProblems(policy, prefix);
   const currencyProblem = (field: string, code: string | undefined) => {
     if (code === undefined) return;
     if (!isCurrencyCode(code)) problems.push({ field: `${prefix}${field}`, constraint: 'currency', message: `${code} is not a known currency code` });

@@ -19,7 +19,7 @@ import { createDeviceCodes } from './device-codes.js';
 import { createAgentOperations } from './operations.js';
 import { grants, type Permission } from '../tokens/schemas.js';
 import { converter, MONEY_PERMISSIONS, type AgentPolicy, type Converter } from './policy.js';
-import { mergePolicy, normalizePolicy, policyAccountIds, policyProblems, throwProblems } from './policy-input.js';
+import { limitProblems, mergePolicy, normalizePolicy, policyAccountIds, policyProblems, throwProblems } from './policy-input.js';
 import * as repo from './repository.js';
 import type { AgentRow } from './repository.js';
 import type {
@@ -184,6 +184,7 @@ export function createAgentService(deps: AgentServiceDeps) {
     const view = await ctx.tx(async (trx) => {
       const locked = await requireAgent(trx, ctx.platform.id, id, true);
       const policy = mergePolicy(locked.policy, patch, convert);
+      throwProblems(limitProblems(policy, ''));
       checkDelegation(policy, held);
       const row = await repo.updateAgent(trx, ctx.platform.id, id, { policy }, clock.now(ctx.platform));
       return viewOf(trx, ctx.platform, row!);
