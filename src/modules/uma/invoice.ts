@@ -51,6 +51,7 @@ export interface NewInvoice {
   invoice: string;
   paymentHash: string;
   preimage: string;
+  amountMsats: number;
 }
 
 /** A fresh preimage and the invoice that commits to its hash, for `amountMsats`. */
@@ -59,7 +60,7 @@ export function createInvoice(amountMsats: number, nowMs: number): NewInvoice {
   const hash = createHash('sha256').update(preimage).digest();
   const body = `lnbcrt${BigInt(amountMsats) * 10n}p1${timestampWords(Math.floor(nowMs / 1000))}pp5${toWords(hash)}`;
   const check = toWords(createHash('sha256').update(body).digest()).slice(0, 6);
-  return { invoice: `${body}${check}`, paymentHash: hash.toString('hex'), preimage: preimage.toString('hex') };
+  return { invoice: `${body}${check}`, paymentHash: hash.toString('hex'), preimage: preimage.toString('hex'), amountMsats };
 }
 
 /** The payment hash and amount of an invoice made by createInvoice; undefined for anything else. */

@@ -72,13 +72,13 @@ function metadataOf(customer: Customer, address: string): string {
 
 function currencyOption(c: Receivable): Currency {
   const known = currency(c.config.currencyCode);
-  return new Currency(known.code, known.name, known.symbol, c.multiplier, Math.max(1, c.config.minAmount), c.config.maxAmount, c.decimals);
+  return new Currency(known.code, known.name, known.symbol, c.multiplier, Math.max(1, c.config.minAmount), c.maxAmount, c.decimals);
 }
 
 /** Sats bounds of the lnurlp response, from the receiver's first (preferred) currency. */
 function sendableSats(first: Receivable): { min: number; max: number } {
   const min = Math.max(1, Math.ceil((Math.max(1, first.config.minAmount) * first.multiplier) / 1000));
-  const max = Math.min(Number.MAX_SAFE_INTEGER, Math.max(min, Math.floor((first.config.maxAmount * first.multiplier) / 1000)));
+  const max = Math.min(Number.MAX_SAFE_INTEGER, Math.max(min, Math.floor((first.maxAmount * first.multiplier) / 1000)));
   return { min, max };
 }
 
@@ -153,7 +153,8 @@ export function createLnurlpHandlers(deps: LnurlpDeps) {
       throw fail(ErrorCode.INVALID_CURRENCY, 'the amount must be in millisatoshis or in the receiving currency');
     }
     const amount = request.sendingAmountCurrencyCode ? request.amount : Math.round(request.amount / receivable.multiplier);
-    const { minAmount, maxAmount } = receivable.config;
+    const { minAmount } = receivable.config;
+    const { maxAmount } = receivable;
     if (!Number.isSafeInteger(amount) || amount < Math.max(1, minAmount) || amount > maxAmount) {
       throw fail(ErrorCode.AMOUNT_OUT_OF_RANGE, `the amount must be between ${Math.max(1, minAmount)} and ${maxAmount} ${receivable.config.currencyCode}`);
     }
@@ -213,7 +214,7 @@ export function createLnurlpHandlers(deps: LnurlpDeps) {
       receiverIdentifier: identifier,
       currency: receivable.config.currencyCode,
       amount,
-      amountMsats: Math.round(amount * receivable.multiplier),
+      amountMsats: issued!.amountMsats,
       preimage: issued!.preimage,
       counterpartyInformation: fromUmaData(request.payerData),
       status: 'OPEN',

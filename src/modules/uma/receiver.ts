@@ -109,6 +109,11 @@ export interface Receivable {
   decimals: number;
   /** Estimated millisatoshis per smallest unit (mid-market). */
   multiplier: number;
+  /**
+   * The most one payment can credit: the platform's maximum, or less where that many units would
+   * be more millisatoshis than an invoice (and the API's JSON) holds exactly.
+   */
+  maxAmount: number;
 }
 
 export interface ReceivingPlan {
@@ -142,7 +147,9 @@ export async function receivingPlan(deps: ReceiverDeps, platform: Platform, cust
   const currencies: Receivable[] = [];
   for (const config of chosen) {
     const multiplier = await msatsPerUnit(deps.rates, config.currencyCode);
-    if (multiplier !== undefined) currencies.push({ config, decimals: findCurrency(config.currencyCode)!.decimals, multiplier });
+    if (multiplier === undefined) continue;
+    const maxAmount = Math.min(config.maxAmount, Math.floor(Number.MAX_SAFE_INTEGER / multiplier));
+    currencies.push({ config, decimals: findCurrency(config.currencyCode)!.decimals, multiplier, maxAmount });
   }
   const requiredPayerData = mergeRequirements(currencies.map((c) => c.config.requiredCounterpartyFields));
   return { currencies, deposit: usable, requiredPayerData };

@@ -47,9 +47,13 @@ export function createSandboxReceive(deps: SandboxReceiveDeps) {
   }
 
   function checkAmount(receivable: Receivable, amount: number): void {
-    const { minAmount, maxAmount, currencyCode } = receivable.config;
+    const { minAmount, currencyCode } = receivable.config;
+    const { maxAmount } = receivable;
     if (amount < minAmount) throw fieldError('AMOUNT_OUT_OF_RANGE', 'receivingCurrencyAmount', 'minimum', `the amount is below this platform's minimum of ${minAmount} ${currencyCode}`);
-    if (amount > maxAmount) throw fieldError('AMOUNT_OUT_OF_RANGE', 'receivingCurrencyAmount', 'maximum', `the amount is above this platform's maximum of ${maxAmount} ${currencyCode}`);
+    if (amount > maxAmount) {
+      const why = maxAmount < receivable.config.maxAmount ? ' (more would be more millisatoshis than an invoice holds exactly)' : " (this platform's maximum)";
+      throw fieldError('AMOUNT_OUT_OF_RANGE', 'receivingCurrencyAmount', 'maximum', `the amount is above ${maxAmount} ${currencyCode}${why}`);
+    }
   }
 
   async function receive(ctx: ServiceContext<Platform>, body: SandboxUmaReceiveRequest): Promise<TransactionView> {
@@ -68,8 +72,7 @@ export function createSandboxReceive(deps: SandboxReceiveDeps) {
     const account = await deps.accounts.findCustomerAccount(database.db, platform.id, customer.id, receivable.config.currencyCode);
     if (!account) throw fieldError('INVALID_CURRENCY', 'receivingCurrencyCode', 'account', `the customer has no ${receivable.config.currencyCode} account`);
     const nowMs = clock.realNowMs();
-    const amountMsats = Math.round(body.receivingCurrencyAmount * receivable.multiplier);
-    const issued = createInvoice(amountMsats, nowMs);
+    const issued = createInvoice(Math.round(body.receivingCurrencyAmount * receivable.multiplier), nowMs);
     const invoice: repo.InvoiceRecord = {
       paymentHash: issued.paymentHash,
       platformId: platform.id,
@@ -82,7 +85,7 @@ export function createSandboxReceive(deps: SandboxReceiveDeps) {
       receiverIdentifier: customer.umaAddress,
       currency: receivable.config.currencyCode,
       amount: body.receivingCurrencyAmount,
-      amountMsats,
+      amountMsats: issued.amountMsats,
       preimage: issued.preimage,
       counterpartyInformation: SANDBOX_SENDER_INFORMATION,
       status: 'ACCEPTED',

@@ -154,6 +154,20 @@ describe('POST /sandbox/uma/receive', () => {
     expectError(mismatch, 400, 'INVALID_INPUT');
   });
 
+  it('refuses an amount worth more millisatoshis than an invoice holds exactly, below the platform maximum', async () => {
+    const original = (await p.api.get('/config')).body.supportedCurrencies;
+    const raised = original.map((c: any) => ({ ...c, ...(c.currencyCode === 'USD' && { maxAmount: 9_000_000_000_000_000 }) }));
+    expect((await p.api.patch('/config', { supportedCurrencies: raised })).status).toBe(200);
+    try {
+      // A cent is about 10,900 msats: 9e15 cents would be about 1e20 msats, past 2^53 (and past a bigint).
+      const huge = await receive(p, { customerId: bob.id, receivingCurrencyAmount: 9_000_000_000_000_000 });
+      expectError(huge, 400, 'AMOUNT_OUT_OF_RANGE');
+      expect(huge.body.details.errors[0]).toMatchObject({ field: 'receivingCurrencyAmount', constraint: 'maximum' });
+    } finally {
+      expect((await p.api.patch('/config', { supportedCurrencies: original })).status).toBe(200);
+    }
+  });
+
   it('404 for unknown and foreign customers, 403 on production platforms', async () => {
     expectError(await receive(p, { customerId: 'Customer:00000000-0000-7000-8000-000000000000' }), 404, 'USER_NOT_FOUND');
     expectError(await receive(p, { customerId: erin.id }), 404, 'USER_NOT_FOUND');

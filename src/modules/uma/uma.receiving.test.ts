@@ -175,6 +175,25 @@ describe('pay requests and settlement from another VASP', () => {
     expect(given.status).toBe(200);
   });
 
+  it('offers and accepts no more than an invoice holds exactly in millisatoshis', async () => {
+    const original = (await p.api.get('/config')).body.supportedCurrencies;
+    const raised = original.map((c: any) => ({ ...c, ...(c.currencyCode === 'USD' && { maxAmount: 9_000_000_000_000_000 }) }));
+    expect((await p.api.patch('/config', { supportedCurrencies: raised })).status).toBe(200);
+    try {
+      expect(await post('/uma/payreq/$bob', await payRequest({ amount: 9_000_000_000_000_000 }))).toMatchObject({ status: 400, body: { code: 'AMOUNT_OUT_OF_RANGE' } });
+      const lnurlp = await http(await signedLnurlp());
+      expect(lnurlp.status, JSON.stringify(lnurlp.body)).toBe(200);
+      const usd = lnurlp.body.currencies.find((c: any) => c.code === 'USD');
+      expect(usd.convertible.max).toBeLessThan(9_000_000_000_000_000);
+      expect(usd.convertible.max * usd.multiplier).toBeLessThanOrEqual(Number.MAX_SAFE_INTEGER);
+      const largest = await post('/uma/payreq/$bob', await payRequest({ amount: Math.floor(Number.MAX_SAFE_INTEGER / 20_000) }));
+      expect(largest.status, JSON.stringify(largest.body)).toBe(200);
+      expect(parseInvoice(largest.body.pr)!.amountMsats).toBeLessThanOrEqual(Number.MAX_SAFE_INTEGER);
+    } finally {
+      expect((await p.api.patch('/config', { supportedCurrencies: original })).status).toBe(200);
+    }
+  });
+
   it('settles the invoice once: a signed SETTLED with the preimage, the customer credited once', async () => {
     const first = await post('/uma/settle', await settleBody(invoice));
     expect(first.status, JSON.stringify(first.body)).toBe(200);
