@@ -170,13 +170,13 @@ export function createIncomingPayments(deps: IncomingPaymentDeps) {
       const existing = await transactions.require(database.db, ctx.platform.id, id);
       await ledger.systemAccount(ctx.platform.id, existing.receivedCurrency, 'UMA_SETTLEMENT');
     }
-    const record = await ctx.tx(async (trx) => {
+    // The view, not the record, is what `ctx.tx` stores for an Idempotency-Key replay.
+    return ctx.tx(async (trx) => {
       const decided = await decide(trx, ctx.platform, id, decision);
-      if (decided) return decided;
+      if (decided) return presentTransaction(decided, ctx.platform.id);
       await transactions.require(trx, ctx.platform.id, id); // 404 when it does not exist at all
       throw new ServiceError('TRANSACTION_NOT_PENDING_PLATFORM_APPROVAL', 'this transaction is not waiting for the platform\'s approval');
     });
-    return presentTransaction(record, ctx.platform.id);
   }
 
   /** The platform answered 202: it will call approve/reject; fail the payment if it never does. */

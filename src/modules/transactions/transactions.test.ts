@@ -126,6 +126,19 @@ describe('incoming payments', () => {
     expect(await balanceOf(erin.usd)).toBe(before + 200);
   });
 
+  it('approve and reject replay their first answer under the same Idempotency-Key', async () => {
+    for (const decision of ['approve', 'reject']) {
+      const waiting = await receiveAnswered(150, { status: 202 });
+      const request = { method: 'POST', path: `/transactions/${waiting.id}/${decision}`, body: {}, headers: { 'idempotency-key': `decide-${waiting.id}` } };
+      const first = await approving.api.request(request);
+      expect(first.status, JSON.stringify(first.body)).toBe(200);
+      const replay = await approving.api.request(request);
+      expect(replay.status, JSON.stringify(replay.body)).toBe(200);
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.body).toEqual(first.body);
+    }
+  });
+
   it('202 then reject leaves the balance untouched', async () => {
     const before = await balanceOf(erin.usd);
     const record = await receiveAnswered(300, { status: 202 });
