@@ -10,8 +10,13 @@ export interface PlatformRef extends ClockSubject {
   mode: 'SANDBOX' | 'PRODUCTION';
 }
 
-/** Runs work in one database transaction. */
-export type TxRunner = <T>(work: (trx: Trx) => Promise<T>) => Promise<T>;
+/**
+ * Runs work in one database transaction. `provisional`: the result stored for an Idempotency-Key
+ * replay stands only until the request's final answer replaces it, for a route that does more
+ * after its commit (a crash in between leaves the provisional answer, never a key free to redo
+ * the committed work).
+ */
+export type TxRunner = <T>(work: (trx: Trx) => Promise<T>, options?: { provisional?: boolean }) => Promise<T>;
 
 /**
  * What a service call needs beyond its input: the tenant, and the transaction runner. When the

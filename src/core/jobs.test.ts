@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
+import type { Database } from '../db/database.js';
+import { transact } from '../db/transact.js';
+import type { Platform } from '../modules/platform/service.js';
 import { enqueueJobs, JobRunner } from './jobs.js';
+
+/** A service context outside any request: no Idempotency-Key to record. */
+const contextOf = (database: Database, platform: Platform) => ({ platform, tx: <T>(work: (trx: any) => Promise<T>) => transact(database.db, work) });
 
 let t: TestApp;
 beforeAll(async () => {
@@ -25,7 +31,7 @@ describe('durable job runner', () => {
         ran.push(job.payload);
       });
       expect(await restarted.corridor.services.jobs.runDue()).toBe(0); // not due yet
-      await restarted.corridor.services.platforms.advanceClock(platform, 3600);
+      await restarted.corridor.services.platforms.advanceClock(contextOf(restarted.corridor.database, platform), 3600);
       expect(ran).toEqual([{ n: 7 }]);
       const left = await database.db.selectFrom('jobs').selectAll().where('kind', '=', 'test.restart').execute();
       expect(left).toHaveLength(0);
@@ -52,11 +58,11 @@ describe('durable job runner', () => {
     expect(row.dead_at).toBeNull();
     expect(row.due_at.getTime()).toBeGreaterThan(Date.now());
 
-    await services.platforms.advanceClock(platform, 5);
+    await services.platforms.advanceClock(contextOf(database, platform), 5);
     expect(calls).toBe(2);
     row = await database.db.selectFrom('jobs').selectAll().where('kind', '=', 'test.flaky').executeTakeFirstOrThrow();
     expect(row.dead_at).not.toBeNull();
-    await services.platforms.advanceClock(platform, 3600);
+    await services.platforms.advanceClock(contextOf(database, platform), 3600);
     expect(calls).toBe(2);
   });
 

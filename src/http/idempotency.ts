@@ -105,13 +105,17 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
     request.ctx = {
       platform: request.platform,
       agentId: request.principal?.kind === 'agent' ? request.principal.agentId : undefined,
-      tx: (work) =>
-        transact(db, async (trx) => {
-          const result = await work(trx);
+      tx: async (work, options) => {
+        const result = await transact(db, async (trx) => {
+          const done = await work(trx);
           const claim = request.idempotency;
-          if (claim && !claim.recorded) await storeResponse(trx, claim, claim.successStatus, result);
-          return result;
-        }),
+          if (claim && !claim.recorded) await storeResponse(trx, claim, claim.successStatus, done);
+          return done;
+        });
+        // The final answer is recorded over it when the request answers (`recordHook`).
+        if (options?.provisional && request.idempotency) request.idempotency.recorded = false;
+        return result;
+      },
       // Without a transaction: the writes and the idempotency record are one statement, shared
       // with other requests' writes of the same kind when `batch` allows (the key's row is this
       // request's own).

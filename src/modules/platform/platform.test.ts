@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { systemClock } from '../../core/clock.js';
+import { enqueueJobs } from '../../core/jobs.js';
 
 let t: TestApp;
 let sandbox: TestPlatform;
@@ -141,6 +144,33 @@ describe('POST /sandbox/clock/advance', () => {
       expect(status).toBe(400);
       expect(body.details.errors[0].field).toBe('seconds');
     }
+  });
+
+  it('replays rather than moves again when its key is retried, even after the jobs it ran failed', async () => {
+    const own = await t.createPlatform();
+    const { database, services } = t.corridor;
+    services.jobs.register('test.clock-noop', async () => {});
+    await database.db.transaction().execute((trx) => enqueueJobs(trx, own.platform, [{ kind: 'test.clock-noop', runAt: new Date(Date.now() + 10_000) }], systemClock));
+    // Claiming the job the advance made due fails, as a crash would stop it, after the clock moved.
+    const fault = `clock_fault_${Date.now()}`;
+    await sql.raw(`create function ${fault}() returns trigger language plpgsql as $$ begin raise exception 'injected fault'; end $$;
+      create trigger ${fault} before update on jobs for each row when (new.platform_id = '${own.platform.id}' and new.locked_until is not null) execute function ${fault}()`).execute(database.db);
+    const request = { method: 'POST', path: '/sandbox/clock/advance', body: { seconds: 60 }, headers: { 'idempotency-key': 'advance-once' } };
+    try {
+      expect((await own.api.request(request)).status).toBe(500);
+    } finally {
+      await sql.raw(`drop trigger ${fault} on jobs; drop function ${fault}()`).execute(database.db);
+    }
+    const replay = await own.api.request(request);
+    expect(replay.status).toBe(200);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toMatchObject({ offsetSeconds: 60, jobsRun: 0 });
+    expect((await services.platforms.read(database.db, own.platform.id))?.clockOffsetMs).toBe(60_000);
+    // A request that answers records its final answer over the provisional one.
+    const next = { ...request, headers: { 'idempotency-key': 'advance-twice' } };
+    const answered = await own.api.request(next);
+    expect(answered.body).toMatchObject({ offsetSeconds: 120 });
+    expect((await own.api.request(next)).body).toEqual(answered.body);
   });
 
   it('only affects its own platform', async () => {

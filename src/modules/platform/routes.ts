@@ -42,6 +42,6 @@ export function platformRoutes(app: Api, platforms: PlatformService): void {
       },
       config: { permission: 'TRANSACT' },
     },
-    async (request) => platforms.advanceClock(request.platform, request.body.seconds),
+    async (request) => platforms.advanceClock(request.ctx, request.body.seconds),
   );
 }

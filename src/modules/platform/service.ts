@@ -163,19 +163,27 @@ export function createPlatformService(deps: PlatformServiceDeps) {
     return updated;
   }
 
-  async function advanceClock(platform: Platform, seconds: number) {
+  const clockState = (p: Platform, jobsRun: number) => ({ now: clock.now(p).toISOString(), offsetSeconds: p.clockOffsetMs / 1000, jobsRun });
+
+  /**
+   * Moves the clock, then runs what became due. The move commits with the Idempotency-Key's
+   * record (provisionally, jobsRun 0): a retry after a crash while the jobs ran replays instead
+   * of moving the clock again.
+   */
+  async function advanceClock(ctx: ServiceContext<Platform>, seconds: number) {
+    const { platform } = ctx;
     if (platform.mode !== 'SANDBOX') {
       throw new ServiceError('SANDBOX_ONLY', 'the test clock exists only on sandbox platforms');
     }
     const ms = seconds * 1000;
-    const advanced = await transact(database.db, async (trx) => {
-      const after = await repo.addClockOffset(trx, platform.id, ms);
+    let advanced!: Platform;
+    await ctx.tx(async (trx) => {
+      advanced = await repo.addClockOffset(trx, platform.id, ms);
       await shiftPlatformJobs(trx, platform.id, ms);
-      return after;
-    });
+      return clockState(advanced, 0);
+    }, { provisional: true });
     remember(advanced);
-    const jobsRun = await deps.runDueJobs(platform.id);
-    return { now: clock.now(advanced).toISOString(), offsetSeconds: advanced.clockOffsetMs / 1000, jobsRun };
+    return clockState(advanced, await deps.runDueJobs(platform.id));
   }
 
   return {
