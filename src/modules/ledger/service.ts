@@ -5,7 +5,7 @@ import { balanceEventWrites, takeOutboxWrites, type BalanceEventRow } from '../.
 import type { Database, Executor, Trx } from '../../db/database.js';
 import * as repo from './repository.js';
 import type { RowLocks } from '../../db/write-batcher.js';
-import { isOverBalanceLimit, lockAccounts, mapLedgerError, recordCall, recordLegs, resolvePending, transactionsWithPendingLegs, transfersOf, type BalanceChange, type Leg, type ResolveTarget } from './transfers.js';
+import { balanceLimitError, isOverBalanceLimit, lockAccounts, mapLedgerError, recordCall, recordLegs, resolvePending, transactionsWithPendingLegs, transfersOf, type BalanceChange, type Leg, type ResolveTarget } from './transfers.js';
 import { verifyLedger } from './verify.js';
 
 export type { LedgerAccountKind, LedgerBalance, NewLedgerAccount } from './repository.js';
@@ -119,6 +119,7 @@ export function createLedgerService({ database, clock }: LedgerServiceDeps) {
     },
     explainError: mapLedgerError,
     isOverBalanceLimit,
+    balanceLimitError,
     /** The balance rows recording `legs` locks, for a batch that takes them first (see `RowLocks`). */
     locksOf: (legs: Leg[]): RowLocks => ({ keys: accountsOf(legs), statement: lockAccounts }),
     /**

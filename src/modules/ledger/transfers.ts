@@ -50,15 +50,18 @@ export function isOverBalanceLimit(error: unknown): boolean {
   return isCheckViolation(refusal, 'ledger_accounts_balance_limit');
 }
 
+/** A credit the balance limit refuses (migration 0032), as the API answers it. */
+export function balanceLimitError(cause?: unknown): ServiceError {
+  const message = `this would take the receiving account's balance above ${Number.MAX_SAFE_INTEGER} smallest units, the most the API can show exactly`;
+  return new ServiceError('AMOUNT_OUT_OF_RANGE', message, { cause });
+}
+
 /** The ledger's refusals (overdraft, balance limit, unknown accounts) as service errors; other errors as they are. */
 export function mapLedgerError(error: unknown): unknown {
   if (isCheckViolation(error, 'ledger_accounts_no_overdraft')) {
     return new ServiceError('INSUFFICIENT_FUNDS', 'the source account does not have enough available funds', { cause: error });
   }
-  if (isCheckViolation(error, 'ledger_accounts_balance_limit')) {
-    const message = `this would take the receiving account's balance above ${Number.MAX_SAFE_INTEGER} smallest units, the most the API can show exactly`;
-    return new ServiceError('AMOUNT_OUT_OF_RANGE', message, { cause: error });
-  }
+  if (isCheckViolation(error, 'ledger_accounts_balance_limit')) return balanceLimitError(error);
   if ((error as { code?: string })?.code === 'LG001') {
     return new ServiceError('INVALID_INPUT', 'the accounts of this transfer do not exist or are in different currencies', { cause: error });
   }

@@ -140,6 +140,15 @@ export function createTransferService(deps: TransferServiceDeps) {
     return { record, started: moved !== null };
   }
 
+  /**
+   * A transfer in that could not be credited now is refused now. Its credit waits for the rail, so
+   * other credits meanwhile can still leave it no room: then it fails (`BALANCE_LIMIT`, driver.ts).
+   */
+  async function refuseOverBalanceLimit(parties: TransferParties, settlement: string): Promise<void> {
+    const credit = { debit: settlement, credit: parties.internal.id, amount: parties.amount, pending: false, code: 'TRANSFER_IN' };
+    if (!(await ledger.fitsUnderLimit(database.db, [credit]))) throw ledger.balanceLimitError();
+  }
+
   async function transfer(ctx: ServiceContext<Platform>, direction: Direction, input: TransferInput): Promise<TransactionView> {
     return withRowChecks('transfer', (checks) => transferChecked(ctx, direction, input, checks));
   }
@@ -151,6 +160,7 @@ export function createTransferService(deps: TransferServiceDeps) {
     requireRail(platform);
     // System accounts are created in their own transaction, so before ours opens.
     const settlement = await driver.settlementAccount(platform, parties.currency);
+    if (direction === 'INCOMING') await refuseOverBalanceLimit(parties, settlement);
     const initiation = initiationOf(parties);
     const answer = await driver.askAhead(platform, initiation);
     const accepted = await accept(ctx, parties, initiation, settlement, driver.laterSteps(platform, initiation, answer), checks);

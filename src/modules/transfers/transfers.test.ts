@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type ApiResponse, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { expectError } from '../../../test/support/errors.js';
 import { changeCustomerAfterReads } from '../../../test/support/races.js';
 
 let t: TestApp;
@@ -241,7 +242,7 @@ describe('POST /transfer-in on the sandbox rail', () => {
     expect(await ledgerStates(body.id)).toEqual(['POSTED']);
   });
 
-  it('a credit the balance cannot take when it completes fails the transfer (BALANCE_LIMIT), alone or in a batch', async () => {
+  it('a transfer in that the balance cannot take is refused; one that loses its room before it completes fails (BALANCE_LIMIT), alone or in a batch', async () => {
     const dave = await newCustomer(p, 'Dave Full');
     // Funded to 50,000,000 below the limit (a transfer in may be at most 100,000,000 here).
     const funded = Number.MAX_SAFE_INTEGER - 50_000_000;
@@ -253,20 +254,25 @@ describe('POST /transfer-in on the sandbox rail', () => {
     const pull = async (amount: number) =>
       expectCreated(await p.api.post('/transfer-in', { source: { accountId: source }, destination: { accountId: dave.usd }, amount })).id as string;
 
-    const tooBig = await pull(room + 1);
+    const refused = await p.api.post('/transfer-in', { source: { accountId: source }, destination: { accountId: dave.usd }, amount: room + 1 });
+    expectError(refused, 400, 'AMOUNT_OUT_OF_RANGE');
+
+    // Accepted with room to spare, then a deposit takes one unit of it before the credit.
+    const late = await pull(room);
+    expect((await p.api.post(`/sandbox/internal-accounts/${dave.usd}/fund`, { amount: 1 })).status).toBe(200);
     await advance(1);
-    expect(await getTx(tooBig)).toMatchObject({ status: 'FAILED', failureReason: 'OFFRAMP_FAILED', failureDetail: 'BALANCE_LIMIT' });
-    expect(await paymentEvents(tooBig)).toEqual(['INCOMING_PAYMENT.FAILED']);
-    expect(await ledgerStates(tooBig)).toEqual([]);
+    expect(await getTx(late)).toMatchObject({ status: 'FAILED', failureReason: 'OFFRAMP_FAILED', failureDetail: 'BALANCE_LIMIT' });
+    expect(await paymentEvents(late)).toEqual(['INCOMING_PAYMENT.FAILED']);
+    expect(await ledgerStates(late)).toEqual([]);
 
     // Each fits alone, not both: the batch that settles them together fails, then each runs alone.
-    const half = Math.floor(room / 2) + 1;
+    const half = Math.floor((room - 1) / 2) + 1;
     const both = [await pull(half), await pull(half)];
     await advance(1);
     const outcomes = await Promise.all(both.map(getTx));
     expect(outcomes.map((tx) => tx.status).sort()).toEqual(['COMPLETED', 'FAILED']);
     expect(outcomes.find((tx) => tx.status === 'FAILED')).toMatchObject({ failureReason: 'OFFRAMP_FAILED', failureDetail: 'BALANCE_LIMIT' });
-    expect(await balance(dave.usd)).toEqual({ available: funded + half, total: funded + half });
+    expect(await balance(dave.usd)).toEqual({ available: funded + 1 + half, total: funded + 1 + half });
     const jobs = await t.corridor.database.db.selectFrom('jobs').select('id').where('platform_id', '=', p.platform.id).where('kind', '=', 'transfers.step').execute();
     expect(jobs).toEqual([]);
     expect((await t.corridor.services.ledger.verify(t.corridor.database.db, p.platform.id)).problems).toEqual([]);
