@@ -53,6 +53,14 @@ describe('POST /customers', () => {
     expect((await a.api.get(`/customers/${id}`)).body).toEqual(created.body);
   });
 
+  it('spells accented and non-decomposing Latin letters out in a generated UMA address', async () => {
+    for (const [fullName, slug] of [['Ølaf Straße', 'olaf.strasse'], ['Łukasz Æbelø', 'lukasz.aebelo'], ['José Núñez', 'jose.nunez'], ['李小龙', 'customer']]) {
+      const created = await a.api.post('/customers', { ...jane, platformCustomerId: `slug-${slug}-${fullName.length}`, fullName });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      expect(created.body.umaAddress, fullName).toMatch(new RegExp(`^\\$${slug.replace('.', '\\.')}\\.[0-9a-z]+@`));
+    }
+  });
+
   it('creates a business with its details and unverified KYB', async () => {
     const created = await a.api.post('/customers', { ...acme, platformCustomerId: 'biz-1', currencies: ['USD'], umaAddress: '$acme@example.com' });
     expect(created.status).toBe(201);

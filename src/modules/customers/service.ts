@@ -99,8 +99,12 @@ function conflict(error: unknown): unknown {
   return error;
 }
 
+/** Latin letters that no Unicode decomposition turns into ASCII. */
+const SPELLED_OUT: Record<string, string> = { ß: 'ss', æ: 'ae', œ: 'oe', ø: 'o', đ: 'd', ð: 'd', ł: 'l', þ: 'th', ı: 'i' };
+
 function slug(name: string | undefined): string {
-  const plain = (name ?? '').normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
+  const lower = (name ?? '').toLowerCase().replace(/[ßæœøđðłþı]/g, (letter) => SPELLED_OUT[letter]);
+  const plain = lower.normalize('NFKD').replace(/[\u0300-\u036f]/g, '');
   return plain.replace(/[^a-z0-9]+/g, '.').replace(/^\.+|\.+$/g, '').slice(0, 20).replace(/\.+$/, '') || 'customer';
 }
 
