@@ -31,7 +31,7 @@ import { ErrorEnvelope } from './common-schemas.js';
 import { installReadCoalescing } from './coalescing.js';
 import { envelope, frameworkErrors, installErrorHandling } from './errors.js';
 import { settleWithin } from './deadline.js';
-import { invalidInput } from '../core/errors.js';
+import { invalidInput, type ServiceError } from '../core/errors.js';
 import { documentIdempotencyKey, installIdempotency } from './idempotency.js';
 import { installMetrics } from './metrics.js';
 import { lazyRequestLogger } from './request-logger.js';
@@ -86,6 +86,22 @@ function requestIds(): () => string {
   const prefix = randomBytes(6).toString('base64url');
   let sequence = 0;
   return () => `${prefix}-${(++sequence).toString(36)}`;
+}
+
+/**
+ * NUL, and a query whose percent-escapes are not UTF-8 (`%FF`): as a path the router refuses
+ * those, but a query parser keeps the escape as text, so a filter silently matched nothing.
+ */
+function urlProblem(url: string): ServiceError | undefined {
+  if (url.includes('%00')) return invalidInput('url', 'the path and query must not contain NUL characters (%00)', 'format');
+  const query = url.indexOf('?');
+  if (query < 0 || !url.includes('%', query)) return undefined;
+  try {
+    decodeURIComponent(url.slice(query + 1));
+    return undefined;
+  } catch {
+    return invalidInput('url', 'the query has a percent-escape that is not UTF-8', 'format');
+  }
 }
 
 export async function buildHttpApp(deps: CoreDeps, services: Services, options: { logger: Logger | false }): Promise<FastifyInstance> {
@@ -144,7 +160,7 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
       return;
     }
     if (request.url.startsWith(API_PREFIX)) reply.header('cache-control', 'no-store');
-    done(request.url.includes('%00') ? invalidInput('url', 'the path and query must not contain NUL characters (%00)', 'format') : undefined);
+    done(urlProblem(request.url));
   });
   installErrorHandling(app);
   const metrics = installMetrics(app, deps.database);
