@@ -38,6 +38,9 @@ export interface IncomingPayment {
   description?: string;
 }
 
+/** Opens the transaction an incoming payment is created in: runs `create` in it, commits, resolves to its own result. */
+export type ReceiveWithin<R> = (create: (trx: Trx) => Promise<TransactionRecord>) => Promise<R>;
+
 /** A final decision on a payment waiting for the platform (the webhook's `await` is not one). */
 export type ApprovalDecision =
   | Exclude<WebhookApprovalDecision, { kind: 'await' }>
@@ -73,38 +76,50 @@ export function createIncomingPayments(deps: IncomingPaymentDeps) {
     await ledger.record(trx, platform, [{ debit: settlement, credit: accountId, amount: record.receivedAmount, code: 'INCOMING' }], record.id);
   }
 
-  async function receive(platform: IncomingPlatform, payment: IncomingPayment): Promise<TransactionRecord> {
-    await ledger.systemAccount(platform.id, payment.account.currency, 'UMA_SETTLEMENT');
+  /** Creates the payment in `trx`: PENDING for the platform to approve, or credited at once. */
+  async function create(trx: Trx, platform: IncomingPlatform, payment: IncomingPayment): Promise<TransactionRecord> {
     const requireApproval = Boolean(platform.webhookEndpoint);
-    const record = await transact(database.db, async (trx) => {
-      const created = await transactions.create(trx, platform, {
-        ...(payment.id && { id: payment.id }),
-        type: 'INCOMING',
-        status: requireApproval ? 'PENDING' : 'PROCESSING',
-        awaitingApproval: requireApproval,
-        customerId: payment.customer?.id ?? null,
-        platformCustomerId: payment.customer?.platformCustomerId ?? null,
-        source: payment.source,
-        destination: { destinationType: 'ACCOUNT', accountId: payment.account.id, currency: payment.account.currency },
-        sentAmount: null,
-        sentCurrency: null,
-        receivedAmount: payment.amount,
-        receivedCurrency: payment.account.currency,
-        exchangeRate: null,
-        fees: null,
-        quoteId: null,
-        description: payment.description ?? null,
-        counterpartyInformation: payment.counterpartyInformation ?? null,
-        rateDetails: payment.rateDetails ?? null,
-        paymentInstructions: null,
-        agentId: null,
-      });
-      if (requireApproval) return created;
-      await credit(trx, platform, created);
-      return (await transactions.transition(trx, platform, created.id, 'COMPLETED', { settledAt: clock.now(platform) }))!;
+    const created = await transactions.create(trx, platform, {
+      ...(payment.id && { id: payment.id }),
+      type: 'INCOMING',
+      status: requireApproval ? 'PENDING' : 'PROCESSING',
+      awaitingApproval: requireApproval,
+      customerId: payment.customer?.id ?? null,
+      platformCustomerId: payment.customer?.platformCustomerId ?? null,
+      source: payment.source,
+      destination: { destinationType: 'ACCOUNT', accountId: payment.account.id, currency: payment.account.currency },
+      sentAmount: null,
+      sentCurrency: null,
+      receivedAmount: payment.amount,
+      receivedCurrency: payment.account.currency,
+      exchangeRate: null,
+      fees: null,
+      quoteId: null,
+      description: payment.description ?? null,
+      counterpartyInformation: payment.counterpartyInformation ?? null,
+      rateDetails: payment.rateDetails ?? null,
+      paymentInstructions: null,
+      agentId: null,
     });
-    if (requireApproval) deps.wakeWebhooks();
-    return record;
+    if (requireApproval) return created;
+    await credit(trx, platform, created);
+    return (await transactions.transition(trx, platform, created.id, 'COMPLETED', { settledAt: clock.now(platform) }))!;
+  }
+
+  function receive(platform: IncomingPlatform, payment: IncomingPayment): Promise<TransactionRecord> {
+    return receiveWithin(platform, payment, (work) => transact(database.db, work));
+  }
+
+  /**
+   * `receive` in a transaction the caller opens (`within`), so that the payment commits together
+   * with the caller's own writes (a request's Idempotency-Key record): `within` runs `create` in
+   * it and resolves, once committed, to what the caller makes of the record.
+   */
+  async function receiveWithin<R>(platform: IncomingPlatform, payment: IncomingPayment, within: ReceiveWithin<R>): Promise<R> {
+    await ledger.systemAccount(platform.id, payment.account.currency, 'UMA_SETTLEMENT');
+    const result = await within((trx) => create(trx, platform, payment));
+    if (platform.webhookEndpoint) deps.wakeWebhooks();
+    return result;
   }
 
   /**
@@ -186,6 +201,7 @@ export function createIncomingPayments(deps: IncomingPaymentDeps) {
 
   return {
     receive,
+    receiveWithin,
     onWebhookAnswer,
     decide,
     awaitDecision,

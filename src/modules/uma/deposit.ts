@@ -6,7 +6,7 @@ import { enqueueJobs, type ClaimedJob, type JobRunner } from '../../core/jobs.js
 import { isUniqueViolation, type Database, type Trx } from '../../db/database.js';
 import { transact } from '../../db/transact.js';
 import type { Platform, PlatformService } from '../platform/service.js';
-import type { IncomingPayments } from '../transactions/incoming.js';
+import type { IncomingPayment, IncomingPayments, ReceiveWithin } from '../transactions/incoming.js';
 import type { TransactionRecord, TransactionService } from '../transactions/service.js';
 import type { TransferService } from '../transfers/service.js';
 import * as repo from './repository.js';
@@ -23,7 +23,7 @@ export interface DepositDeps {
   log?: Logger;
   jobs: JobRunner;
   platforms: Pick<PlatformService, 'get'>;
-  incomingPayments: Pick<IncomingPayments, 'receive'>;
+  incomingPayments: Pick<IncomingPayments, 'receive' | 'receiveWithin'>;
   transactions: Pick<TransactionService, 'find'>;
   /** Built after this module (it needs the rails): looked up when a deposit is forwarded. */
   transfers: () => Pick<TransferService, 'transferOut'>;
@@ -46,6 +46,18 @@ export function createDeposits(deps: DepositDeps) {
     await enqueueJobs(database.db, platform, [{ kind: FORWARD_JOB, payload: { paymentHash, check }, runAt }], clock);
   }
 
+  /** The incoming payment an invoice's payment makes. */
+  function paymentOf(invoice: InvoiceRecord, platformCustomerId: string): IncomingPayment {
+    return {
+      id: invoice.transactionId,
+      customer: { id: invoice.customerId, platformCustomerId },
+      account: { id: invoice.accountId, currency: invoice.currency },
+      amount: invoice.amount,
+      source: { sourceType: 'UMA_ADDRESS', umaAddress: invoice.senderIdentifier },
+      ...(invoice.counterpartyInformation && { counterpartyInformation: invoice.counterpartyInformation }),
+    };
+  }
+
   /**
    * Credits an accepted invoice (once: the transaction id was fixed when the invoice was made, so a
    * repeated call finds the transaction instead of creating another).
@@ -53,19 +65,22 @@ export function createDeposits(deps: DepositDeps) {
   async function credit(platform: Platform, invoice: InvoiceRecord, platformCustomerId: string): Promise<void> {
     if (await deps.transactions.find(database.db, platform.id, invoice.transactionId)) return;
     try {
-      await deps.incomingPayments.receive(platform, {
-        id: invoice.transactionId,
-        customer: { id: invoice.customerId, platformCustomerId },
-        account: { id: invoice.accountId, currency: invoice.currency },
-        amount: invoice.amount,
-        source: { sourceType: 'UMA_ADDRESS', umaAddress: invoice.senderIdentifier },
-        ...(invoice.counterpartyInformation && { counterpartyInformation: invoice.counterpartyInformation }),
-      });
+      await deps.incomingPayments.receive(platform, paymentOf(invoice, platformCustomerId));
     } catch (error) {
       if (isUniqueViolation(error, 'transactions_pkey')) return;
       throw error;
     }
     if (invoice.depositAccountId) await scheduleForward(platform, invoice.paymentHash, 0);
+  }
+
+  /**
+   * Credits an invoice just made, in the transaction `within` opens with the caller's own writes
+   * (the sandbox's invoice and the request's Idempotency-Key record).
+   */
+  async function creditWithin<R>(platform: Platform, invoice: InvoiceRecord, platformCustomerId: string, within: ReceiveWithin<R>): Promise<R> {
+    const result = await deps.incomingPayments.receiveWithin(platform, paymentOf(invoice, platformCustomerId), within);
+    if (invoice.depositAccountId) await scheduleForward(platform, invoice.paymentHash, 0);
+    return result;
   }
 
   async function forwardNow(platform: Platform, invoice: InvoiceRecord): Promise<void> {
@@ -113,6 +128,7 @@ export function createDeposits(deps: DepositDeps) {
 
   return {
     credit,
+    creditWithin,
     resumeForwards,
     registerJobs: () => deps.jobs.register(FORWARD_JOB, forward),
   };

@@ -42,7 +42,7 @@ export interface UmaServiceDeps {
   accounts: Pick<AccountService, 'findCustomerAccount'>;
   externalAccounts: Pick<ExternalAccountService, 'findDefaultUmaDepositAccount'>;
   rates: Pick<RateService, 'getRates' | 'estimateRate'>;
-  incomingPayments: Pick<IncomingPayments, 'receive'>;
+  incomingPayments: Pick<IncomingPayments, 'receive' | 'receiveWithin'>;
   transactions: Pick<TransactionService, 'find' | 'present'>;
   transfers: () => Pick<TransferService, 'transferOut'>;
   /** The quotes service, built after this one (it takes this module's destination handler). */

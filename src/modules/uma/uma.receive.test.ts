@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { advance, balances, expectError, expectLedgerClean, newCustomer, transactionEvents, type TestCustomer } from '../../../test/support/quotes.js';
 import { ADDRESS, uploadDocument } from '../../../test/support/verification.js';
+import { releaseInFlightKeys } from '../../http/idempotency.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/support/webhook-receiver.js';
 
 let t: TestApp;
@@ -14,8 +15,8 @@ let bob: TestCustomer;
 let erin: TestCustomer;
 
 const SENDER = '$success.usd@sandbox.uma.money';
-const receive = (platform: TestPlatform, body: Record<string, unknown>) =>
-  platform.api.post('/sandbox/uma/receive', { senderUmaAddress: SENDER, receivingCurrencyCode: 'USD', receivingCurrencyAmount: 2_500, ...body });
+const receive = (platform: TestPlatform, body: Record<string, unknown>, headers?: Record<string, string>) =>
+  platform.api.post('/sandbox/uma/receive', { senderUmaAddress: SENDER, receivingCurrencyCode: 'USD', receivingCurrencyAmount: 2_500, ...body }, headers);
 
 /** Delivers the pending approval webhook with `answer` and returns the transaction afterwards. */
 async function answered(id: string, answer: { status: number; body?: unknown }) {
@@ -130,6 +131,37 @@ describe('POST /sandbox/uma/receive', () => {
     expect((await approving.api.get(`/transactions/${res.body.id}`)).body.status).toBe('COMPLETED');
     expect(await balances(t, erin.accounts.USD)).toEqual({ available: before.available + 1_500, posted: before.posted + 1_500 });
     expect(await transactionEvents(t, approving.platform.id, res.body.id)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.COMPLETED']);
+  });
+
+  it('a retry of a request cut before its Idempotency-Key record was stored credits once', async () => {
+    const key = `receive-crash-${Date.now()}`;
+    const before = await balances(t, bob.accounts.USD);
+    // The first attempt dies as it stores its answer, as a kill of the server right then would.
+    const { db } = t.corridor.database;
+    const fault = `test_fault_${Date.now()}`;
+    await sql.raw(`create sequence ${fault}`).execute(db);
+    await sql
+      .raw(
+        `create function ${fault}() returns trigger language plpgsql as $$ begin
+           if new.key = '${key}' and new.status_code is not null and nextval('${fault}') = 1 then raise exception 'injected fault'; end if;
+           return new; end $$;
+         create trigger ${fault} before update on idempotency_keys for each row execute function ${fault}()`,
+      )
+      .execute(db);
+    try {
+      await receive(p, { customerId: bob.id, receivingCurrencyAmount: 1_234 }, { 'idempotency-key': key });
+    } finally {
+      await sql.raw(`drop trigger ${fault} on idempotency_keys; drop function ${fault}(); drop sequence ${fault}`).execute(db);
+    }
+    await releaseInFlightKeys(t.corridor.database); // as the restart does
+    const retry = await receive(p, { customerId: bob.id, receivingCurrencyAmount: 1_234 }, { 'idempotency-key': key });
+    expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+    const replay = await receive(p, { customerId: bob.id, receivingCurrencyAmount: 1_234 }, { 'idempotency-key': key });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body.id).toBe(retry.body.id);
+    const incoming = (await p.api.get('/transactions', { customerId: bob.id, type: 'INCOMING', limit: 100 })).body.data;
+    expect(incoming.filter((tx: any) => tx.receivedAmount.amount === 1_234)).toHaveLength(1);
+    expect(await balances(t, bob.accounts.USD)).toEqual({ available: before.available + 1_234, posted: before.posted + 1_234 });
   });
 
   it('refuses bad inputs with the exact envelope', async () => {
