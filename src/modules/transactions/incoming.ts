@@ -7,7 +7,7 @@ import type { LedgerService } from '../ledger/service.js';
 import type { FailureReason } from './lifecycle.js';
 import type { RateDetails, TransactionSource, TransactionView } from './schemas.js';
 import type { ApprovalInfo, ApprovalDecision as WebhookApprovalDecision } from '../webhooks/service.js';
-import { presentTransaction, type TransactionRecord, type TransactionService } from './service.js';
+import { presentTransaction, type TransactionRecord, type TransactionService, type TransitionPatch } from './service.js';
 import { transact } from '../../db/transact.js';
 
 export interface IncomingPaymentDeps {
@@ -41,6 +41,8 @@ export interface IncomingPayment {
 /** Opens the transaction an incoming payment is created in: runs `create` in it, commits, resolves to its own result. */
 export type ReceiveWithin<R> = (create: (trx: Trx) => Promise<TransactionRecord>) => Promise<R>;
 
+export type CompletedHook = (trx: Trx, platform: PlatformRef, record: TransactionRecord) => Promise<void>;
+
 /** A final decision on a payment waiting for the platform (the webhook's `await` is not one). */
 export type ApprovalDecision =
   | Exclude<WebhookApprovalDecision, { kind: 'await' }>
@@ -69,6 +71,14 @@ const REJECTION_REASON_LENGTH = 500;
  */
 export function createIncomingPayments(deps: IncomingPaymentDeps) {
   const { database, clock, ledger, transactions } = deps;
+  /** What other domains do when an incoming payment completes, in its transaction (UMA schedules the forward to a deposit account). */
+  const hooks: { completed: CompletedHook[] } = { completed: [] };
+
+  async function complete(trx: Trx, platform: PlatformRef, id: string, patch: TransitionPatch): Promise<TransactionRecord | undefined> {
+    const record = await transactions.transition(trx, platform, id, 'COMPLETED', patch);
+    if (record) for (const hook of hooks.completed) await hook(trx, platform, record);
+    return record;
+  }
 
   async function credit(trx: Trx, platform: PlatformRef, record: TransactionRecord): Promise<void> {
     const settlement = await ledger.systemAccount(platform.id, record.receivedCurrency, 'UMA_SETTLEMENT');
@@ -103,7 +113,7 @@ export function createIncomingPayments(deps: IncomingPaymentDeps) {
     });
     if (requireApproval) return created;
     await credit(trx, platform, created);
-    return (await transactions.transition(trx, platform, created.id, 'COMPLETED', { settledAt: clock.now(platform) }))!;
+    return (await complete(trx, platform, created.id, { settledAt: clock.now(platform) }))!;
   }
 
   function receive(platform: IncomingPlatform, payment: IncomingPayment): Promise<TransactionRecord> {
@@ -166,7 +176,7 @@ export function createIncomingPayments(deps: IncomingPaymentDeps) {
     if (decision.kind === 'approve') {
       await credit(trx, platform, record);
       const info = decision.receiverCustomerInfo;
-      return transactions.transition(trx, platform, id, 'COMPLETED', {
+      return complete(trx, platform, id, {
         awaitingApproval: false,
         settledAt: clock.now(platform),
         ...(info && { counterpartyInformation: { ...(record.counterpartyInformation ?? {}), receiverCustomerInfo: info } }),
@@ -200,6 +210,7 @@ export function createIncomingPayments(deps: IncomingPaymentDeps) {
   }
 
   return {
+    hooks,
     receive,
     receiveWithin,
     onWebhookAnswer,

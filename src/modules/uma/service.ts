@@ -100,6 +100,8 @@ export function createUmaService(deps: UmaServiceDeps) {
     },
     /** For the customers module: a verified customer's held-back deposit forwards run again. */
     resumeForwards: deposits.resumeForwards,
+    /** For incoming payments: a completed UMA payment's forward to the deposit account is due. */
+    forwardCompleted: deposits.forwardCompleted,
     registerJobs(): void {
       deposits.registerJobs();
       settlement.registerJobs();

@@ -267,6 +267,73 @@ describe('POST /sandbox/uma/receive', () => {
   });
 });
 
+/** A customer whose UMA payments are forwarded to a new USD bank account (defaultUmaDepositAccount). */
+async function depositCustomer(platform: TestPlatform, name: string) {
+  const customer = await newCustomer(platform, name);
+  const bank = await platform.api.post('/customers/external-accounts', {
+    customerId: customer.id,
+    currency: 'USD',
+    defaultUmaDepositAccount: true,
+    accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: '555000021', routingNumber: '021000021', beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: name } },
+  });
+  expect(bank.status, JSON.stringify(bank.body)).toBe(201);
+  const forwards = async () => (await platform.api.get('/transactions', { customerId: customer.id, type: 'OUTGOING' })).body.data;
+  return { customer, bank: bank.body, forwards };
+}
+
+/** Makes the database refuse, once, the first row `table` gets that matches `condition` (as a crash right there would). */
+async function failOnce(table: string, event: 'insert' | 'update', condition: string) {
+  const { db } = t.corridor.database;
+  const fault = `test_fault_${Date.now()}`;
+  await sql.raw(`create sequence ${fault}`).execute(db);
+  await sql
+    .raw(
+      `create function ${fault}() returns trigger language plpgsql as $$ begin
+         if (${condition}) and nextval('${fault}') = 1 then raise exception 'injected fault'; end if;
+         return new; end $$;
+       create trigger ${fault} before ${event} on ${table} for each row execute function ${fault}()`,
+    )
+    .execute(db);
+  return () => sql.raw(`drop trigger ${fault} on ${table}; drop function ${fault}(); drop sequence ${fault}`).execute(db);
+}
+
+describe('forwarding to the defaultUmaDepositAccount across failures', () => {
+  it('the forward commits with the credit: a failure as the forward is scheduled leaves neither, and the retry forwards', async () => {
+    const { customer, bank, forwards } = await depositCustomer(p, 'Dee Crash');
+    const key = { 'idempotency-key': `forward-crash-${Date.now()}` };
+    const drop = await failOnce('jobs', 'insert', "new.kind = 'uma.forward-deposit'");
+    let first;
+    try {
+      first = await receive(p, { customerId: customer.id, receivingCurrencyAmount: 4_000 }, key);
+    } finally {
+      await drop();
+    }
+    await releaseInFlightKeys(t.corridor.database); // the failure stands for a kill: the restart frees the key
+    const res = first.status === 200 ? first : await receive(p, { customerId: customer.id, receivingCurrencyAmount: 4_000 }, key);
+    expect(res.body.status, JSON.stringify(res.body)).toBe('COMPLETED');
+    await t.corridor.services.jobs.runDue(p.platform.id);
+    const sent = await forwards();
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ destination: { accountId: bank.id }, receivedAmount: { amount: 4_000 } });
+    await advance(p, 10);
+    expect((await balances(t, customer.accounts.USD)).posted).toBe(0);
+    await expectLedgerClean(t, p.platform.id);
+  });
+
+  it('a payment approved long after it arrived is forwarded when it completes', async () => {
+    const { customer, bank, forwards } = await depositCustomer(approving, 'Abe Approved-Late');
+    const res = await receive(approving, { customerId: customer.id, receivingCurrencyAmount: 3_500 });
+    expect(res.body.status).toBe('PENDING');
+    await advance(approving, 2 * 3600);
+    const approved = await approving.api.post(`/transactions/${res.body.id}/approve`, {});
+    expect(approved.body.status, JSON.stringify(approved.body)).toBe('COMPLETED');
+    await t.corridor.services.jobs.runDue(approving.platform.id);
+    const sent = await forwards();
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ destination: { accountId: bank.id }, receivedAmount: { amount: 3_500 } });
+  });
+});
+
 describe('GET /uma-providers', () => {
   it('lists the sandbox provider on sandbox platforms, filterable and paginated', async () => {
     const res = await p.api.get('/uma-providers');
