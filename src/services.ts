@@ -104,6 +104,7 @@ export function createServices(deps: CoreDeps) {
   });
   uma.registerJobs();
   customers.hooks.approved.push(uma.resumeForwards);
+  incomingPayments.hooks.completed.push(uma.forwardCompleted);
 
   const quotes = createQuoteService({
     database,

@@ -7,7 +7,7 @@ import type { LedgerService } from '../ledger/service.js';
 import type { FailureReason } from './lifecycle.js';
 import type { RateDetails, TransactionSource, TransactionView } from './schemas.js';
 import type { ApprovalInfo, ApprovalDecision as WebhookApprovalDecision } from '../webhooks/service.js';
-import { presentTransaction, type TransactionRecord, type TransactionService } from './service.js';
+import { presentTransaction, type TransactionRecord, type TransactionService, type TransitionPatch } from './service.js';
 import { transact } from '../../db/transact.js';
 
 export interface IncomingPaymentDeps {
@@ -38,6 +38,11 @@ export interface IncomingPayment {
   description?: string;
 }
 
+/** Opens the transaction an incoming payment is created in: runs `create` in it, commits, resolves to its own result. */
+export type ReceiveWithin<R> = (create: (trx: Trx) => Promise<TransactionRecord>) => Promise<R>;
+
+export type CompletedHook = (trx: Trx, platform: PlatformRef, record: TransactionRecord) => Promise<void>;
+
 /** A final decision on a payment waiting for the platform (the webhook's `await` is not one). */
 export type ApprovalDecision =
   | Exclude<WebhookApprovalDecision, { kind: 'await' }>
@@ -66,6 +71,14 @@ const REJECTION_REASON_LENGTH = 500;
  */
 export function createIncomingPayments(deps: IncomingPaymentDeps) {
   const { database, clock, ledger, transactions } = deps;
+  /** What other domains do when an incoming payment completes, in its transaction (UMA schedules the forward to a deposit account). */
+  const hooks: { completed: CompletedHook[] } = { completed: [] };
+
+  async function complete(trx: Trx, platform: PlatformRef, id: string, patch: TransitionPatch): Promise<TransactionRecord | undefined> {
+    const record = await transactions.transition(trx, platform, id, 'COMPLETED', patch);
+    if (record) for (const hook of hooks.completed) await hook(trx, platform, record);
+    return record;
+  }
 
   async function credit(trx: Trx, platform: PlatformRef, record: TransactionRecord): Promise<void> {
     const settlement = await ledger.systemAccount(platform.id, record.receivedCurrency, 'UMA_SETTLEMENT');
@@ -73,38 +86,50 @@ export function createIncomingPayments(deps: IncomingPaymentDeps) {
     await ledger.record(trx, platform, [{ debit: settlement, credit: accountId, amount: record.receivedAmount, code: 'INCOMING' }], record.id);
   }
 
-  async function receive(platform: IncomingPlatform, payment: IncomingPayment): Promise<TransactionRecord> {
-    await ledger.systemAccount(platform.id, payment.account.currency, 'UMA_SETTLEMENT');
+  /** Creates the payment in `trx`: PENDING for the platform to approve, or credited at once. */
+  async function create(trx: Trx, platform: IncomingPlatform, payment: IncomingPayment): Promise<TransactionRecord> {
     const requireApproval = Boolean(platform.webhookEndpoint);
-    const record = await transact(database.db, async (trx) => {
-      const created = await transactions.create(trx, platform, {
-        ...(payment.id && { id: payment.id }),
-        type: 'INCOMING',
-        status: requireApproval ? 'PENDING' : 'PROCESSING',
-        awaitingApproval: requireApproval,
-        customerId: payment.customer?.id ?? null,
-        platformCustomerId: payment.customer?.platformCustomerId ?? null,
-        source: payment.source,
-        destination: { destinationType: 'ACCOUNT', accountId: payment.account.id, currency: payment.account.currency },
-        sentAmount: null,
-        sentCurrency: null,
-        receivedAmount: payment.amount,
-        receivedCurrency: payment.account.currency,
-        exchangeRate: null,
-        fees: null,
-        quoteId: null,
-        description: payment.description ?? null,
-        counterpartyInformation: payment.counterpartyInformation ?? null,
-        rateDetails: payment.rateDetails ?? null,
-        paymentInstructions: null,
-        agentId: null,
-      });
-      if (requireApproval) return created;
-      await credit(trx, platform, created);
-      return (await transactions.transition(trx, platform, created.id, 'COMPLETED', { settledAt: clock.now(platform) }))!;
+    const created = await transactions.create(trx, platform, {
+      ...(payment.id && { id: payment.id }),
+      type: 'INCOMING',
+      status: requireApproval ? 'PENDING' : 'PROCESSING',
+      awaitingApproval: requireApproval,
+      customerId: payment.customer?.id ?? null,
+      platformCustomerId: payment.customer?.platformCustomerId ?? null,
+      source: payment.source,
+      destination: { destinationType: 'ACCOUNT', accountId: payment.account.id, currency: payment.account.currency },
+      sentAmount: null,
+      sentCurrency: null,
+      receivedAmount: payment.amount,
+      receivedCurrency: payment.account.currency,
+      exchangeRate: null,
+      fees: null,
+      quoteId: null,
+      description: payment.description ?? null,
+      counterpartyInformation: payment.counterpartyInformation ?? null,
+      rateDetails: payment.rateDetails ?? null,
+      paymentInstructions: null,
+      agentId: null,
     });
-    if (requireApproval) deps.wakeWebhooks();
-    return record;
+    if (requireApproval) return created;
+    await credit(trx, platform, created);
+    return (await complete(trx, platform, created.id, { settledAt: clock.now(platform) }))!;
+  }
+
+  function receive(platform: IncomingPlatform, payment: IncomingPayment): Promise<TransactionRecord> {
+    return receiveWithin(platform, payment, (work) => transact(database.db, work));
+  }
+
+  /**
+   * `receive` in a transaction the caller opens (`within`), so that the payment commits together
+   * with the caller's own writes (a request's Idempotency-Key record): `within` runs `create` in
+   * it and resolves, once committed, to what the caller makes of the record.
+   */
+  async function receiveWithin<R>(platform: IncomingPlatform, payment: IncomingPayment, within: ReceiveWithin<R>): Promise<R> {
+    await ledger.systemAccount(platform.id, payment.account.currency, 'UMA_SETTLEMENT');
+    const result = await within((trx) => create(trx, platform, payment));
+    if (platform.webhookEndpoint) deps.wakeWebhooks();
+    return result;
   }
 
   /**
@@ -151,7 +176,7 @@ export function createIncomingPayments(deps: IncomingPaymentDeps) {
     if (decision.kind === 'approve') {
       await credit(trx, platform, record);
       const info = decision.receiverCustomerInfo;
-      return transactions.transition(trx, platform, id, 'COMPLETED', {
+      return complete(trx, platform, id, {
         awaitingApproval: false,
         settledAt: clock.now(platform),
         ...(info && { counterpartyInformation: { ...(record.counterpartyInformation ?? {}), receiverCustomerInfo: info } }),
@@ -185,7 +210,9 @@ export function createIncomingPayments(deps: IncomingPaymentDeps) {
   }
 
   return {
+    hooks,
     receive,
+    receiveWithin,
     onWebhookAnswer,
     decide,
     awaitDecision,

@@ -6,7 +6,7 @@ import { enqueueJobs, type ClaimedJob, type JobRunner } from '../../core/jobs.js
 import { isUniqueViolation, type Database, type Trx } from '../../db/database.js';
 import { transact } from '../../db/transact.js';
 import type { Platform, PlatformService } from '../platform/service.js';
-import type { IncomingPayments } from '../transactions/incoming.js';
+import type { IncomingPayment, IncomingPayments, ReceiveWithin } from '../transactions/incoming.js';
 import type { TransactionRecord, TransactionService } from '../transactions/service.js';
 import type { TransferService } from '../transfers/service.js';
 import * as repo from './repository.js';
@@ -14,8 +14,6 @@ import type { InvoiceRecord } from './repository.js';
 
 /** Job that forwards a completed incoming UMA payment to the customer's defaultUmaDepositAccount. */
 export const FORWARD_JOB = 'uma.forward-deposit';
-const MAX_FORWARD_CHECKS = 30;
-const MAX_FORWARD_DELAY_MS = 60_000;
 
 export interface DepositDeps {
   database: Database;
@@ -23,7 +21,7 @@ export interface DepositDeps {
   log?: Logger;
   jobs: JobRunner;
   platforms: Pick<PlatformService, 'get'>;
-  incomingPayments: Pick<IncomingPayments, 'receive'>;
+  incomingPayments: Pick<IncomingPayments, 'receive' | 'receiveWithin'>;
   transactions: Pick<TransactionService, 'find'>;
   /** Built after this module (it needs the rails): looked up when a deposit is forwarded. */
   transfers: () => Pick<TransferService, 'transferOut'>;
@@ -40,10 +38,16 @@ class AlreadyForwarded extends Error {}
 export function createDeposits(deps: DepositDeps) {
   const { database, clock } = deps;
 
-  async function scheduleForward(platform: PlatformRef, paymentHash: string, check: number): Promise<void> {
-    const delayMs = Math.min(MAX_FORWARD_DELAY_MS, 1000 * 2 ** check);
-    const runAt = new Date(clock.now(platform).getTime() + (check === 0 ? 0 : delayMs));
-    await enqueueJobs(database.db, platform, [{ kind: FORWARD_JOB, payload: { paymentHash, check }, runAt }], clock);
+  /** The incoming payment an invoice's payment makes. */
+  function paymentOf(invoice: InvoiceRecord, platformCustomerId: string): IncomingPayment {
+    return {
+      id: invoice.transactionId,
+      customer: { id: invoice.customerId, platformCustomerId },
+      account: { id: invoice.accountId, currency: invoice.currency },
+      amount: invoice.amount,
+      source: { sourceType: 'UMA_ADDRESS', umaAddress: invoice.senderIdentifier },
+      ...(invoice.counterpartyInformation && { counterpartyInformation: invoice.counterpartyInformation }),
+    };
   }
 
   /**
@@ -53,19 +57,30 @@ export function createDeposits(deps: DepositDeps) {
   async function credit(platform: Platform, invoice: InvoiceRecord, platformCustomerId: string): Promise<void> {
     if (await deps.transactions.find(database.db, platform.id, invoice.transactionId)) return;
     try {
-      await deps.incomingPayments.receive(platform, {
-        id: invoice.transactionId,
-        customer: { id: invoice.customerId, platformCustomerId },
-        account: { id: invoice.accountId, currency: invoice.currency },
-        amount: invoice.amount,
-        source: { sourceType: 'UMA_ADDRESS', umaAddress: invoice.senderIdentifier },
-        ...(invoice.counterpartyInformation && { counterpartyInformation: invoice.counterpartyInformation }),
-      });
+      await deps.incomingPayments.receive(platform, paymentOf(invoice, platformCustomerId));
     } catch (error) {
       if (isUniqueViolation(error, 'transactions_pkey')) return;
       throw error;
     }
-    if (invoice.depositAccountId) await scheduleForward(platform, invoice.paymentHash, 0);
+  }
+
+  /**
+   * Credits an invoice just made, in the transaction `within` opens with the caller's own writes
+   * (the sandbox's invoice and the request's Idempotency-Key record).
+   */
+  function creditWithin<R>(platform: Platform, invoice: InvoiceRecord, platformCustomerId: string, within: ReceiveWithin<R>): Promise<R> {
+    return deps.incomingPayments.receiveWithin(platform, paymentOf(invoice, platformCustomerId), within);
+  }
+
+  /**
+   * An incoming payment completed (credited at once, or approved later): if it paid an invoice of a
+   * customer with a defaultUmaDepositAccount, its forward job commits with the completion, so no
+   * crash can leave the money credited and never forwarded.
+   */
+  async function forwardCompleted(trx: Trx, platform: PlatformRef, record: TransactionRecord): Promise<void> {
+    if (record.type !== 'INCOMING' || record.source.sourceType !== 'UMA_ADDRESS' || !record.customerId) return;
+    const due = await repo.unforwardedOf(trx, platform.id, record.customerId, record.id);
+    await enqueueJobs(trx, platform, due.map((paymentHash) => ({ kind: FORWARD_JOB, payload: { paymentHash } })), clock);
   }
 
   async function forwardNow(platform: Platform, invoice: InvoiceRecord): Promise<void> {
@@ -89,17 +104,13 @@ export function createDeposits(deps: DepositDeps) {
     }
   }
 
-  /** The forwarding job: waits for the platform's approval, then forwards a completed payment. */
+  /** The forwarding job: forwards a completed payment (one not completed yet gets its job when it completes). */
   async function forward(job: ClaimedJob): Promise<void> {
     const platform = job.platformId ? await deps.platforms.get(job.platformId) : undefined;
     const invoice = await repo.findInvoice(database.db, String(job.payload.paymentHash));
     if (!platform || !invoice || !invoice.depositAccountId || invoice.forwardTransactionId) return;
-    const incoming: TransactionRecord | undefined = await deps.transactions.find(database.db, platform.id, invoice.transactionId);
-    if (incoming?.status === 'COMPLETED') return forwardNow(platform, invoice);
-    const check = Number(job.payload.check ?? 0) + 1;
-    if ((!incoming || incoming.status === 'PENDING' || incoming.status === 'PROCESSING') && check < MAX_FORWARD_CHECKS) {
-      await scheduleForward(platform, invoice.paymentHash, check);
-    }
+    const incoming = await deps.transactions.find(database.db, platform.id, invoice.transactionId);
+    if (incoming?.status === 'COMPLETED') await forwardNow(platform, invoice);
   }
 
   /**
@@ -108,11 +119,13 @@ export function createDeposits(deps: DepositDeps) {
    */
   async function resumeForwards(trx: Trx, platform: PlatformRef, customerId: string): Promise<void> {
     const held = await repo.unforwardedOf(trx, platform.id, customerId);
-    await enqueueJobs(trx, platform, held.map((paymentHash) => ({ kind: FORWARD_JOB, payload: { paymentHash, check: 0 } })), clock);
+    await enqueueJobs(trx, platform, held.map((paymentHash) => ({ kind: FORWARD_JOB, payload: { paymentHash } })), clock);
   }
 
   return {
     credit,
+    creditWithin,
+    forwardCompleted,
     resumeForwards,
     registerJobs: () => deps.jobs.register(FORWARD_JOB, forward),
   };

@@ -260,8 +260,8 @@ export async function moveInvoice(ex: Executor, paymentHash: string, from: Invoi
   return row !== undefined;
 }
 
-/** Payments to the customer still to forward to a default deposit account. */
-export async function unforwardedOf(ex: Executor, platformId: string, customerId: string): Promise<string[]> {
+/** Payments to the customer still to forward to a default deposit account (only that of `transactionId`, if given). */
+export async function unforwardedOf(ex: Executor, platformId: string, customerId: string, transactionId?: string): Promise<string[]> {
   const rows = await ex
     .selectFrom('uma_invoices')
     .select('payment_hash')
@@ -269,6 +269,7 @@ export async function unforwardedOf(ex: Executor, platformId: string, customerId
     .where('customer_id', '=', customerId)
     .where('deposit_account_id', 'is not', null)
     .where('forward_transaction_id', 'is', null)
+    .$if(transactionId !== undefined, (q) => q.where('transaction_id', '=', transactionId!))
     .execute();
   return rows.map((r) => r.payment_hash);
 }

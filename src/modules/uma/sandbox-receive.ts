@@ -16,7 +16,7 @@ import type { SandboxUmaReceiveRequest } from './schemas.js';
 
 export interface SandboxReceiveDeps extends ReceiverDeps {
   customers: ReceiverDeps['customers'] & Pick<CustomerService, 'requireCustomer'>;
-  transactions: Pick<TransactionService, 'find' | 'present'>;
+  transactions: Pick<TransactionService, 'present'>;
   deposits: Deposits;
 }
 
@@ -94,10 +94,14 @@ export function createSandboxReceive(deps: SandboxReceiveDeps) {
       expiresAt: new Date(nowMs),
       createdAt: new Date(nowMs),
     };
-    await repo.insertInvoice(database.db, invoice);
-    await deps.deposits.credit(platform, invoice, customer.platformCustomerId);
-    const record = await deps.transactions.find(database.db, platform.id, invoice.transactionId);
-    return deps.transactions.present(record!, platform.id);
+    // One commit with the Idempotency-Key record (`ctx.tx`): a retry after a crash either replays
+    // the answer or, nothing having committed, receives the payment once.
+    return deps.deposits.creditWithin(platform, invoice, customer.platformCustomerId, (create) =>
+      ctx.tx(async (trx) => {
+        await repo.insertInvoice(trx, invoice);
+        return deps.transactions.present(await create(trx), platform.id);
+      }),
+    );
   }
 
   return { receive };

@@ -42,7 +42,7 @@ export interface UmaServiceDeps {
   accounts: Pick<AccountService, 'findCustomerAccount'>;
   externalAccounts: Pick<ExternalAccountService, 'findDefaultUmaDepositAccount'>;
   rates: Pick<RateService, 'getRates' | 'estimateRate'>;
-  incomingPayments: Pick<IncomingPayments, 'receive'>;
+  incomingPayments: Pick<IncomingPayments, 'receive' | 'receiveWithin'>;
   transactions: Pick<TransactionService, 'find' | 'present'>;
   transfers: () => Pick<TransferService, 'transferOut'>;
   /** The quotes service, built after this one (it takes this module's destination handler). */
@@ -100,6 +100,8 @@ export function createUmaService(deps: UmaServiceDeps) {
     },
     /** For the customers module: a verified customer's held-back deposit forwards run again. */
     resumeForwards: deposits.resumeForwards,
+    /** For incoming payments: a completed UMA payment's forward to the deposit account is due. */
+    forwardCompleted: deposits.forwardCompleted,
     registerJobs(): void {
       deposits.registerJobs();
       settlement.registerJobs();

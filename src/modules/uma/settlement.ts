@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../core/clock.js';
 import type { PlatformRef } from '../../core/context.js';
 import { enqueueJobs, type ClaimedJob, type JobRunner } from '../../core/jobs.js';
-import type { Database } from '../../db/database.js';
+import type { Database, Executor } from '../../db/database.js';
+import { transact } from '../../db/transact.js';
 import type { Platform, PlatformService } from '../platform/service.js';
 import type { QuoteRecord } from '../quotes/repository.js';
 import type { RailPlan } from '../rails/rail.js';
@@ -117,9 +118,9 @@ export function createSettlement(deps: SettlementDeps) {
     }
   }
 
-  async function schedulePoll(platform: PlatformRef, quoteId: string, attempt: number): Promise<void> {
+  async function schedulePoll(ex: Executor, platform: PlatformRef, quoteId: string, attempt: number): Promise<void> {
     const runAt = new Date(clock.now(platform).getTime() + Math.min(MAX_POLL_DELAY_MS, 1000 * 2 ** attempt));
-    await enqueueJobs(database.db, platform, [{ kind: POLL_JOB, payload: { quoteId, attempt }, runAt }], clock);
+    await enqueueJobs(ex, platform, [{ kind: POLL_JOB, payload: { quoteId, attempt }, runAt }], clock);
   }
 
   /** Settles the quote's invoice: the plan to apply, or null while the receiver has not decided. */
@@ -136,8 +137,11 @@ export function createSettlement(deps: SettlementDeps) {
       await repo.movePayment(database.db, q.id, ['INVOICED', 'SETTLING'], 'FAILED', now);
       return { steps: [{ afterMs: 0, event: { kind: 'FAILED', detail: failureDetailFor(answer.reason), reason: 'LIGHTNING_PAYMENT_FAILED' } }] };
     }
-    // Not decided (or not known): the first time, start asking again in the background.
-    if (await repo.movePayment(database.db, q.id, ['INVOICED'], 'SETTLING', now)) await schedulePoll(platform, q.id, 0);
+    // Not decided (or not known): the first time, start asking again in the background. The move
+    // and the poll job commit together: a SETTLING payment without one would never be asked again.
+    await transact(database.db, async (trx) => {
+      if (await repo.movePayment(trx, q.id, ['INVOICED'], 'SETTLING', now)) await schedulePoll(trx, platform, q.id, 0);
+    });
     return null;
   }
 
@@ -149,7 +153,7 @@ export function createSettlement(deps: SettlementDeps) {
     const payment = await repo.findPayment(database.db, platform.id, quoteId);
     if (!payment || payment.status === 'SETTLED' || payment.status === 'FAILED') return;
     const attempt = Number(job.payload.attempt ?? 0) + 1;
-    if (attempt < MAX_POLLS) await schedulePoll(platform, quoteId, attempt);
+    if (attempt < MAX_POLLS) await schedulePoll(database.db, platform, quoteId, attempt);
     else deps.log?.error({ quoteId }, 'UMA receiver never settled or failed the invoice; the payment stays PROCESSING for an operator');
   }
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { advance, balances, expectError, expectLedgerClean, newCustomer, transactionEvents, type TestCustomer } from '../../../test/support/quotes.js';
 import { ADDRESS, uploadDocument } from '../../../test/support/verification.js';
+import { releaseInFlightKeys } from '../../http/idempotency.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/support/webhook-receiver.js';
 
 let t: TestApp;
@@ -14,8 +15,8 @@ let bob: TestCustomer;
 let erin: TestCustomer;
 
 const SENDER = '$success.usd@sandbox.uma.money';
-const receive = (platform: TestPlatform, body: Record<string, unknown>) =>
-  platform.api.post('/sandbox/uma/receive', { senderUmaAddress: SENDER, receivingCurrencyCode: 'USD', receivingCurrencyAmount: 2_500, ...body });
+const receive = (platform: TestPlatform, body: Record<string, unknown>, headers?: Record<string, string>) =>
+  platform.api.post('/sandbox/uma/receive', { senderUmaAddress: SENDER, receivingCurrencyCode: 'USD', receivingCurrencyAmount: 2_500, ...body }, headers);
 
 /** Delivers the pending approval webhook with `answer` and returns the transaction afterwards. */
 async function answered(id: string, answer: { status: number; body?: unknown }) {
@@ -132,6 +133,37 @@ describe('POST /sandbox/uma/receive', () => {
     expect(await transactionEvents(t, approving.platform.id, res.body.id)).toEqual(['INCOMING_PAYMENT.PENDING', 'INCOMING_PAYMENT.COMPLETED']);
   });
 
+  it('a retry of a request cut before its Idempotency-Key record was stored credits once', async () => {
+    const key = `receive-crash-${Date.now()}`;
+    const before = await balances(t, bob.accounts.USD);
+    // The first attempt dies as it stores its answer, as a kill of the server right then would.
+    const { db } = t.corridor.database;
+    const fault = `test_fault_${Date.now()}`;
+    await sql.raw(`create sequence ${fault}`).execute(db);
+    await sql
+      .raw(
+        `create function ${fault}() returns trigger language plpgsql as $$ begin
+           if new.key = '${key}' and new.status_code is not null and nextval('${fault}') = 1 then raise exception 'injected fault'; end if;
+           return new; end $$;
+         create trigger ${fault} before update on idempotency_keys for each row execute function ${fault}()`,
+      )
+      .execute(db);
+    try {
+      await receive(p, { customerId: bob.id, receivingCurrencyAmount: 1_234 }, { 'idempotency-key': key });
+    } finally {
+      await sql.raw(`drop trigger ${fault} on idempotency_keys; drop function ${fault}(); drop sequence ${fault}`).execute(db);
+    }
+    await releaseInFlightKeys(t.corridor.database); // as the restart does
+    const retry = await receive(p, { customerId: bob.id, receivingCurrencyAmount: 1_234 }, { 'idempotency-key': key });
+    expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+    const replay = await receive(p, { customerId: bob.id, receivingCurrencyAmount: 1_234 }, { 'idempotency-key': key });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body.id).toBe(retry.body.id);
+    const incoming = (await p.api.get('/transactions', { customerId: bob.id, type: 'INCOMING', limit: 100 })).body.data;
+    expect(incoming.filter((tx: any) => tx.receivedAmount.amount === 1_234)).toHaveLength(1);
+    expect(await balances(t, bob.accounts.USD)).toEqual({ available: before.available + 1_234, posted: before.posted + 1_234 });
+  });
+
   it('refuses bad inputs with the exact envelope', async () => {
     const neither = await receive(p, {});
     expectError(neither, 400, 'INVALID_INPUT');
@@ -232,6 +264,73 @@ describe('POST /sandbox/uma/receive', () => {
     expect((await unregulated.api.get(`/transactions/${forward.id}`)).body.status).toBe('COMPLETED');
     expect((await balances(t, uma.accounts.USD)).posted).toBe(0);
     await expectLedgerClean(t, unregulated.platform.id);
+  });
+});
+
+/** A customer whose UMA payments are forwarded to a new USD bank account (defaultUmaDepositAccount). */
+async function depositCustomer(platform: TestPlatform, name: string) {
+  const customer = await newCustomer(platform, name);
+  const bank = await platform.api.post('/customers/external-accounts', {
+    customerId: customer.id,
+    currency: 'USD',
+    defaultUmaDepositAccount: true,
+    accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: '555000021', routingNumber: '021000021', beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: name } },
+  });
+  expect(bank.status, JSON.stringify(bank.body)).toBe(201);
+  const forwards = async () => (await platform.api.get('/transactions', { customerId: customer.id, type: 'OUTGOING' })).body.data;
+  return { customer, bank: bank.body, forwards };
+}
+
+/** Makes the database refuse, once, the first row `table` gets that matches `condition` (as a crash right there would). */
+async function failOnce(table: string, event: 'insert' | 'update', condition: string) {
+  const { db } = t.corridor.database;
+  const fault = `test_fault_${Date.now()}`;
+  await sql.raw(`create sequence ${fault}`).execute(db);
+  await sql
+    .raw(
+      `create function ${fault}() returns trigger language plpgsql as $$ begin
+         if (${condition}) and nextval('${fault}') = 1 then raise exception 'injected fault'; end if;
+         return new; end $$;
+       create trigger ${fault} before ${event} on ${table} for each row execute function ${fault}()`,
+    )
+    .execute(db);
+  return () => sql.raw(`drop trigger ${fault} on ${table}; drop function ${fault}(); drop sequence ${fault}`).execute(db);
+}
+
+describe('forwarding to the defaultUmaDepositAccount across failures', () => {
+  it('the forward commits with the credit: a failure as the forward is scheduled leaves neither, and the retry forwards', async () => {
+    const { customer, bank, forwards } = await depositCustomer(p, 'Dee Crash');
+    const key = { 'idempotency-key': `forward-crash-${Date.now()}` };
+    const drop = await failOnce('jobs', 'insert', "new.kind = 'uma.forward-deposit'");
+    let first;
+    try {
+      first = await receive(p, { customerId: customer.id, receivingCurrencyAmount: 4_000 }, key);
+    } finally {
+      await drop();
+    }
+    await releaseInFlightKeys(t.corridor.database); // the failure stands for a kill: the restart frees the key
+    const res = first.status === 200 ? first : await receive(p, { customerId: customer.id, receivingCurrencyAmount: 4_000 }, key);
+    expect(res.body.status, JSON.stringify(res.body)).toBe('COMPLETED');
+    await t.corridor.services.jobs.runDue(p.platform.id);
+    const sent = await forwards();
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ destination: { accountId: bank.id }, receivedAmount: { amount: 4_000 } });
+    await advance(p, 10);
+    expect((await balances(t, customer.accounts.USD)).posted).toBe(0);
+    await expectLedgerClean(t, p.platform.id);
+  });
+
+  it('a payment approved long after it arrived is forwarded when it completes', async () => {
+    const { customer, bank, forwards } = await depositCustomer(approving, 'Abe Approved-Late');
+    const res = await receive(approving, { customerId: customer.id, receivingCurrencyAmount: 3_500 });
+    expect(res.body.status).toBe('PENDING');
+    await advance(approving, 2 * 3600);
+    const approved = await approving.api.post(`/transactions/${res.body.id}/approve`, {});
+    expect(approved.body.status, JSON.stringify(approved.body)).toBe('COMPLETED');
+    await t.corridor.services.jobs.runDue(approving.platform.id);
+    const sent = await forwards();
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ destination: { accountId: bank.id }, receivedAmount: { amount: 3_500 } });
   });
 });
 

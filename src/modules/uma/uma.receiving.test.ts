@@ -14,6 +14,7 @@ import {
   verifyUmaLnurlpResponseSignature,
   type LnurlpRequest,
 } from '@uma-sdk/core';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { balances, expectLedgerClean, newCustomer, type TestCustomer } from '../../../test/support/quotes.js';
@@ -210,6 +211,41 @@ describe('pay requests and settlement from another VASP', () => {
     expect(incoming).toHaveLength(1);
     expect(incoming[0]).toMatchObject({ status: 'COMPLETED', source: { umaAddress: `$mallory@${vasp.domain}` }, counterpartyInformation: { FULL_NAME: 'Mallory Sender' } });
     await expectLedgerClean(t, p.platform.id);
+  });
+
+  it('forwards a settled payment to the defaultUmaDepositAccount even when the first settle call fails as the forward is scheduled', async () => {
+    const dana = await newCustomer(p, 'Dana Deposit');
+    expect((await p.api.patch(`/customers/${dana.id}`, { customerType: 'INDIVIDUAL', umaAddress: `$dana@${domain}` })).status).toBe(200);
+    const bank = await p.api.post('/customers/external-accounts', {
+      customerId: dana.id,
+      currency: 'USD',
+      defaultUmaDepositAccount: true,
+      accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: '555000031', routingNumber: '021000021', beneficiary: { beneficiaryType: 'INDIVIDUAL', fullName: 'Dana Deposit' } },
+    });
+    expect(bank.status, JSON.stringify(bank.body)).toBe(201);
+    const pr = PayReqResponse.parse((await post('/uma/payreq/$dana', await payRequest())).body).pr;
+    // The database refuses the first forward job, as a kill right after the credit would.
+    const { db } = t.corridor.database;
+    const fault = `test_fault_${Date.now()}`;
+    await sql.raw(`create sequence ${fault}`).execute(db);
+    await sql
+      .raw(
+        `create function ${fault}() returns trigger language plpgsql as $$ begin
+           if new.kind = 'uma.forward-deposit' and nextval('${fault}') = 1 then raise exception 'injected fault'; end if;
+           return new; end $$;
+         create trigger ${fault} before insert on jobs for each row execute function ${fault}()`,
+      )
+      .execute(db);
+    try {
+      await post('/uma/settle', await settleBody(pr));
+    } finally {
+      await sql.raw(`drop trigger ${fault} on jobs; drop function ${fault}(); drop sequence ${fault}`).execute(db);
+    }
+    expect((await post('/uma/settle', await settleBody(pr))).body.status).toBe('SETTLED');
+    await t.corridor.services.jobs.runDue(p.platform.id);
+    const forwards = (await p.api.get('/transactions', { customerId: dana.id, type: 'OUTGOING' })).body.data;
+    expect(forwards).toHaveLength(1);
+    expect(forwards[0]).toMatchObject({ destination: { accountId: bank.body.id }, receivedAmount: { amount: 1_500 } });
   });
 
   it('refuses replayed, forged, misdirected and unknown settlements', async () => {

@@ -7,9 +7,10 @@ import {
   PayRequest,
   signPayload,
 } from '@uma-sdk/core';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
-import { balances, expectError, expectLedgerClean, fund, newCustomer, type TestCustomer } from '../../../test/support/quotes.js';
+import { advance, balances, expectError, expectLedgerClean, fund, newCustomer, type TestCustomer } from '../../../test/support/quotes.js';
 import { startFakeVasp, umaKeyPair, type FakeVasp, type VaspRequest } from '../../../test/support/uma-vasp.js';
 import { createInvoice, parseInvoice } from './invoice.js';
 import { settleStatusPayload, type SettleStatus } from './settlement.js';
@@ -269,6 +270,34 @@ describe('paying another VASP\'s address', () => {
     const done = await until(() => p.api.get(`/quotes/${quote.id}`), (r) => r.body.status !== 'PROCESSING');
     expect(done.body.status).toBe('COMPLETED');
     expect(vasp.requests.filter((r) => r.url === '/uma/settle').length).toBeGreaterThanOrEqual(3);
+    await expectLedgerClean(t, p.platform.id);
+  });
+
+  it('a crash as the payment starts waiting cannot leave it unpolled: the recovery job starts the polling', async () => {
+    settleScript = [{ status: 'PENDING' }, { status: 'PENDING' }, { status: 'SETTLED' }];
+    // The database refuses the first poll job, as a kill right after the payment became SETTLING would.
+    const { db } = t.corridor.database;
+    const fault = `test_fault_${Date.now()}`;
+    await sql.raw(`create sequence ${fault}`).execute(db);
+    await sql
+      .raw(
+        `create function ${fault}() returns trigger language plpgsql as $$ begin
+           if new.kind = 'uma.settle-poll' and nextval('${fault}') = 1 then raise exception 'injected fault'; end if;
+           return new; end $$;
+         create trigger ${fault} before insert on jobs for each row execute function ${fault}()`,
+      )
+      .execute(db);
+    let quoteId: string;
+    try {
+      const { quote, executed } = await executeQuote();
+      expect(executed.status).toBe('PROCESSING');
+      quoteId = quote.id;
+    } finally {
+      await sql.raw(`drop trigger ${fault} on jobs; drop function ${fault}(); drop sequence ${fault}`).execute(db);
+    }
+    await advance(p, 3 * 60); // the quote's recovery job asks again: still PENDING
+    for (let i = 0; i < 3; i++) await advance(p, 60);
+    expect((await p.api.get(`/quotes/${quoteId}`)).body.status).toBe('COMPLETED');
     await expectLedgerClean(t, p.platform.id);
   });
 });
