@@ -203,6 +203,23 @@ describe('Idempotency-Key', () => {
     }
   });
 
+  it('a transaction that fails after storing its record releases the key at once', async () => {
+    const { db } = t.corridor.database;
+    // Fails at COMMIT, after the work and its record were written in the transaction.
+    await sql`create function corridor_test_fail_commit() returns trigger language plpgsql as $$
+      begin raise exception 'injected commit failure'; end $$`.execute(db);
+    await sql`create constraint trigger corridor_test_fail_commit after update on idempotency_keys deferrable initially deferred
+      for each row when (new.key = 'fail-at-commit') execute function corridor_test_fail_commit()`.execute(db);
+    try {
+      expect((await p.api.post('/tokens', body, { 'idempotency-key': 'fail-at-commit' })).status).toBe(500);
+    } finally {
+      await sql`drop trigger corridor_test_fail_commit on idempotency_keys`.execute(db);
+      await sql`drop function corridor_test_fail_commit()`.execute(db);
+    }
+    const retry = await p.api.post('/tokens', body, { 'idempotency-key': 'fail-at-commit' });
+    expect(retry.status, JSON.stringify(retry.body)).toBe(201);
+  });
+
   it('keys are scoped to the platform', async () => {
     const q = await t.createPlatform();
     const mine = await p.api.post('/tokens', body, { 'idempotency-key': 'k-shared' });

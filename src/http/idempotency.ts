@@ -106,14 +106,22 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
       platform: request.platform,
       agentId: request.principal?.kind === 'agent' ? request.principal.agentId : undefined,
       tx: async (work, options) => {
-        const result = await transact(db, async (trx) => {
-          const done = await work(trx);
-          const claim = request.idempotency;
-          if (claim && !claim.recorded) await storeResponse(trx, claim, claim.successStatus, done);
-          return done;
-        });
+        const claim = request.idempotency;
+        const recordedBefore = claim?.recorded ?? false;
+        let result;
+        try {
+          result = await transact(db, async (trx) => {
+            const done = await work(trx);
+            if (claim && !claim.recorded) await storeResponse(trx, claim, claim.successStatus, done);
+            return done;
+          });
+        } catch (error) {
+          // The record rolled back with the work: `recordHook` releases the key, not the lease.
+          if (claim) claim.recorded = recordedBefore;
+          throw error;
+        }
         // The final answer is recorded over it when the request answers (`recordHook`).
-        if (options?.provisional && request.idempotency) request.idempotency.recorded = false;
+        if (options?.provisional && claim) claim.recorded = false;
         return result;
       },
       // Without a transaction: the writes and the idempotency record are one statement, shared
