@@ -11,12 +11,23 @@ export interface PlatformRef extends ClockSubject {
 }
 
 /**
- * Runs work in one database transaction. `provisional`: the result stored for an Idempotency-Key
- * replay stands only until the request's final answer replaces it, for a route that does more
- * after its commit (a crash in between leaves the provisional answer, never a key free to redo
- * the committed work).
+ * How a commit relates to the request's answer. `provisional`: the result stored for an
+ * Idempotency-Key replay stands only until the request's final answer replaces it, for a route
+ * that does more after its commit, such as calling the rail (a crash in between leaves the
+ * provisional answer, never a key free to redo the committed work).
  */
-export type TxRunner = <T>(work: (trx: Trx) => Promise<T>, options?: { provisional?: boolean }) => Promise<T>;
+export interface CommitOptions {
+  provisional?: boolean;
+}
+
+/** Runs work in one database transaction. */
+export type TxRunner = <T>(work: (trx: Trx) => Promise<T>, options?: CommitOptions) => Promise<T>;
+
+/** `commitWrites`' options: `finish` and `batch` as `writeAsOne` and `createWriteBatcher` take them. */
+export interface WriteOptions extends CommitOptions {
+  finish?: RawBuilder<unknown>;
+  batch?: Batching;
+}
 
 /**
  * What a service call needs beyond its input: the tenant, and the transaction runner. When the
@@ -34,17 +45,17 @@ export interface ServiceContext<P extends PlatformRef = PlatformRef> {
    * committed together with concurrent writes of that kind (`createWriteBatcher` says how and
    * which writes may). Optional: `commitWrites` falls back to `tx`.
    */
-  commitWrites?: <T>(writes: Clause[], result: T, finish?: RawBuilder<unknown>, batch?: Batching) => Promise<T>;
+  commitWrites?: <T>(writes: Clause[], result: T, options?: WriteOptions) => Promise<T>;
 }
 
 /**
  * Commits `writes` (one statement, see `writeAsOne` for `finish`) the cheapest way `ctx` offers;
  * resolves to `result`.
  */
-export function commitWrites<T>(ctx: ServiceContext, writes: Clause[], result: T, finish?: RawBuilder<unknown>, batch?: Batching): Promise<T> {
-  if (ctx.commitWrites) return ctx.commitWrites(writes, result, finish, batch);
+export function commitWrites<T>(ctx: ServiceContext, writes: Clause[], result: T, options: WriteOptions = {}): Promise<T> {
+  if (ctx.commitWrites) return ctx.commitWrites(writes, result, options);
   return ctx.tx(async (trx) => {
-    await writeAsOne(trx, writes, finish);
+    await writeAsOne(trx, writes, options.finish);
     return result;
-  });
+  }, options);
 }

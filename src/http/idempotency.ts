@@ -127,11 +127,11 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
       // Without a transaction: the writes and the idempotency record are one statement, shared
       // with other requests' writes of the same kind when `batch` allows (the key's row is this
       // request's own).
-      commitWrites: async (writes, result, finish, batch) => {
+      commitWrites: async (writes, result, { finish, batch, provisional } = {}) => {
         const claim = request.idempotency;
         const all = claim && !claim.recorded ? [...writes, responseUpdate(db, claim, claim.successStatus, result)] : writes;
         await (batch ? batcher.write(batch, all, finish) : writeAsOne(db, all, finish));
-        if (claim) claim.recorded = true;
+        if (claim) claim.recorded = !provisional;
         return result;
       },
     };

@@ -5,7 +5,7 @@
  * other, each seeing the spend of those before it (docs/agents.md, "Atomic limits").
  */
 import type { Clock } from '../../core/clock.js';
-import type { ServiceContext } from '../../core/context.js';
+import type { CommitOptions, ServiceContext } from '../../core/context.js';
 import { ServiceError } from '../../core/errors.js';
 import { emitEvents } from '../../core/events.js';
 import { newId } from '../../core/ids.js';
@@ -213,7 +213,7 @@ export function createActions(deps: ActionDeps) {
     const gated: Ctx = {
       platform: ctx.platform,
       agentId: agent.id,
-      tx: async <T>(work: (trx: Trx) => Promise<T>): Promise<T> => {
+      tx: async <T>(work: (trx: Trx) => Promise<T>, options?: CommitOptions): Promise<T> => {
         let result!: T;
         await ctx.tx(async (trx) => {
           const reserved = await reserve(trx, ctx.platform, agent.id, submission.request, 'AUTO', convert);
@@ -224,7 +224,7 @@ export function createActions(deps: ActionDeps) {
           actionId = row.id;
           const quote = execution.quoteOf?.(result as unknown as R) ?? submission.quote;
           return respond(present(row, { quote, transaction: await transactionView(trx, ctx.platform, transactionId) }));
-        });
+        }, options);
         return result;
       },
     };
@@ -269,7 +269,7 @@ export function createActions(deps: ActionDeps) {
     const approving: Ctx = {
       platform: ctx.platform,
       agentId: row.agent_id,
-      tx: async <T>(work: (trx: Trx) => Promise<T>): Promise<T> => {
+      tx: async <T>(work: (trx: Trx) => Promise<T>, options?: CommitOptions): Promise<T> => {
         let result!: T;
         await ctx.tx(async (trx) => {
           const approved = await actionsRepo.moveAction(trx, ctx.platform.id, row.id, 'PENDING_APPROVAL', 'APPROVED', {}, clock.now(ctx.platform));
@@ -279,7 +279,7 @@ export function createActions(deps: ActionDeps) {
           await actionsRepo.linkTransaction(trx, row.id, transactionId);
           const transaction = await transactionView(trx, ctx.platform, transactionId);
           return present({ ...approved, transaction_id: transactionId }, { quote: execution.quoteOf?.(result as unknown as QuoteView) ?? quote, transaction });
-        });
+        }, options);
         return result;
       },
     };

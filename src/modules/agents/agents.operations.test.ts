@@ -97,6 +97,24 @@ const ENDPOINTS: Array<[string, string[], () => Promise<Endpoint>]> = [
   ['GET /agents/me/actions', [], async () => ({ method: 'GET', path: '/agents/me/actions', success: 200 })],
 ];
 
+describe('agent payments that fail in the request itself', () => {
+  it('replay their first answer, FAILED, under the same Idempotency-Key', async () => {
+    const failing = await usdAccount(p, alice.id, '003'); // a transfer to ...003 fails at once
+    const request = {
+      method: 'POST',
+      path: '/agents/me/transfer-out',
+      body: { source: { accountId: alice.accounts.USD }, destination: { accountId: failing }, amount: 100 },
+      headers: { 'idempotency-key': `agent-out-${failing}` },
+    };
+    const first = await aliceAgent.api.request(request);
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    expect(first.body).toMatchObject({ status: 'FAILED', transaction: { status: 'FAILED' } });
+    const replay = await aliceAgent.api.request(request);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toEqual(first.body);
+  });
+});
+
 describe('every agent endpoint checks its permission', () => {
   it.each(ENDPOINTS)('%s needs %j', async (_name, needed, prepare) => {
     /** An agent whose permissions are set after it made its own quote (quote routes take only the agent's quotes). */

@@ -314,7 +314,7 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
     const writes = [repo.quoteInsert(q), ...outboxWrites({ jobs: jobRows(platform, expiry, clock) }), ...transaction.writes];
     const finish = sql`select corridor_expect(${checks.holds()}, 'a row this quote was decided on changed')`;
     // Only new rows: concurrent quotes may share the statement.
-    const view = await commitWrites(ctx, writes, presentQuote(q), finish, { kind: 'quote' });
+    const view = await commitWrites(ctx, writes, presentQuote(q), { finish, batch: { kind: 'quote' } });
     expiries.committed(platform.id, expiry);
     execution.remember(q, transaction.record);
     return view;
@@ -331,7 +331,7 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
       await transactions.create(trx, platform, transactionDraft(q, source, destination));
       await execution.startExecution(trx, platform, started, ledgerAccounts);
       return presentQuote(started);
-    });
+    }, { provisional: true });
     return presentQuote(await execution.continueAfterCommit(platform, started, ledgerAccounts));
   }
 

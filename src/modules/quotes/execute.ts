@@ -218,7 +218,7 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
     try {
       // The statement locks the payer's balance row: concurrent executions share a transaction
       // that takes such locks first, in order.
-      await commitWrites(ctx, writes, presentQuote(claimed), finish, { kind: 'quote.execute', locks: ledger.locksOf(legs) });
+      await commitWrites(ctx, writes, presentQuote(claimed), { finish, batch: { kind: 'quote.execute', locks: ledger.locksOf(legs) }, provisional: true });
       return claimed;
     } catch (error) {
       if (isUnmetExpectation(error)) return null;
@@ -233,7 +233,7 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
     await ctx.tx(async (trx) => {
       claimed = await claim(trx, ctx.platform, q, accounts);
       return presentQuote(claimed);
-    });
+    }, { provisional: true });
     return claimed!;
   }
 

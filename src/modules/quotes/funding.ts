@@ -161,7 +161,7 @@ export function createSandboxFunding(deps: QuoteServiceDeps, execution: QuoteExe
     await ctx.tx(async (trx) => {
       claimed = await execution.claim(trx, platform, q, accounts);
       return transactions.present(await transactions.require(trx, platform.id, q.transactionId), platform.id);
-    });
+    }, { provisional: true });
     await execution.continueAfterCommit(platform, claimed!, accounts);
     return transactions.present(await transactions.require(database.db, platform.id, q.transactionId), platform.id);
   }

@@ -157,6 +157,16 @@ describe('sandbox outcomes of a payout (SPEC 4.7, by the external account suffix
     await expectLedgerClean(t, p.platform.id);
   });
 
+  it('002 under an Idempotency-Key: the replay answers FAILED, as the first answer did', async () => {
+    const { quote } = await scenario('002');
+    const request = { method: 'POST', path: `/quotes/${quote.id}/execute`, headers: { 'idempotency-key': `execute-${quote.id}` } };
+    const first = await p.api.request(request);
+    expect(first.body.status).toBe('FAILED');
+    const replay = await p.api.request(request);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toEqual(first.body);
+  });
+
   it('003: stays PROCESSING for about 6 minutes, then completes', async () => {
     const { quote, account } = await scenario('003');
     expect((await p.api.post(`/quotes/${quote.id}/execute`)).body.status).toBe('PROCESSING');

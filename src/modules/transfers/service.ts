@@ -133,7 +133,7 @@ export function createTransferService(deps: TransferServiceDeps) {
       batch = { kind: 'transfer-out', locks: ledger.locksOf([holdLeg]) };
     }
     try {
-      await commitWrites(ctx, all, presentTransaction(record, platform.id), finish, batch);
+      await commitWrites(ctx, all, presentTransaction(record, platform.id), { finish, batch, provisional: !moved });
     } catch (error) {
       throw isUnmetExpectation(error) ? error : ledger.explainError(error);
     }
