@@ -156,16 +156,6 @@ describe('POST /transfer-out on the sandbox rail', () => {
     expect(await ledgerStates(body.id)).toEqual(['VOIDED']);
   });
 
-  it('a transfer failing at once replays its first answer, FAILED, under the same Idempotency-Key', async () => {
-    const destination = await externalAccount(p, alice.id, '003');
-    const request = { method: 'POST', path: '/transfer-out', body: { source: { accountId: alice.usd }, destination: { accountId: destination }, amount: 700 }, headers: { 'idempotency-key': `out-${destination}` } };
-    const first = await p.api.request(request);
-    expect(first.body).toMatchObject({ status: 'FAILED', failureDetail: 'ACCOUNT_CLOSED' });
-    const replay = await p.api.request(request);
-    expect(replay.headers['idempotent-replayed']).toBe('true');
-    expect(replay.body).toEqual(first.body);
-  });
-
   it.each([
     ['004', 'BANK_REJECTED', 1],
     ['005', 'TIMEOUT', 30],
