@@ -150,7 +150,7 @@ export interface ActiveSession extends SessionRow {
   credential_created_at: Date;
 }
 
-/** Active sessions (neither revoked nor expired at `now`) of a platform, with their credential. */
+/** Active sessions (neither revoked nor expired at `now`, nor their credential revoked) of a platform, with their credential. */
 function activeSessionsQuery(ex: Executor, platformId: string, now: Date) {
   return ex
     .selectFrom('wallet_sessions as s')
@@ -159,7 +159,8 @@ function activeSessionsQuery(ex: Executor, platformId: string, now: Date) {
     .select(['c.type', 'c.nickname', 'c.created_at as credential_created_at'])
     .where('s.platform_id', '=', platformId)
     .where('s.revoked_at', 'is', null)
-    .where('s.expires_at', '>', now);
+    .where('s.expires_at', '>', now)
+    .where('c.revoked_at', 'is', null);
 }
 
 /** Sessions of the account that are active at `now`, oldest first. */
