@@ -13,6 +13,7 @@ import {
   passkeySession,
   RP_ID,
   signedRequest,
+  unsignedGoogleToken,
   verifyEmail,
   walletPlatform,
 } from '../../../test/support/wallets.js';
@@ -23,13 +24,6 @@ import { revokeCredential } from './repository.js';
 let t: TestApp;
 let sandbox: TestPlatform;
 let other: TestPlatform;
-
-/** An unsigned JWT from a well-known issuer: what a sandbox create accepts. */
-function unsignedGoogleToken(claims: Record<string, unknown> = {}) {
-  const part = (v: object) => Buffer.from(JSON.stringify(v)).toString('base64url');
-  const payload = { iss: 'https://accounts.google.com', sub: '1122', aud: 'client.apps', email: 'g.user@example.com', iat: Math.floor(Date.now() / 1000), ...claims };
-  return `${part({ alg: 'RS256', typ: 'JWT' })}.${part(payload)}.c2lnbmF0dXJl`;
-}
 
 beforeAll(async () => {
   t = await startTestApp();

@@ -172,6 +172,11 @@ export async function findActiveSession(ex: Executor, platformId: string, id: st
   return activeSessionsQuery(ex, platformId, now).where('s.id', '=', id).executeTakeFirst();
 }
 
+/** The session if it is active at `now`, locked (FOR SHARE) so that it stays so until commit. */
+export async function lockActiveSession(trx: Trx, platformId: string, id: string, now: Date): Promise<SessionRow | undefined> {
+  return activeSessionsQuery(trx, platformId, now).where('s.id', '=', id).forShare('s').executeTakeFirst();
+}
+
 /** Revokes a session still active at `now`; false when it no longer is. */
 export async function revokeSession(trx: Trx, id: string, now: Date): Promise<boolean> {
   const result = await trx
