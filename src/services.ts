@@ -123,11 +123,13 @@ export function createServices(deps: CoreDeps) {
     // quote's payloadToSign.
     executeAuthorizer: {
       authorize: async (ctx, quote, headers) => {
-        await wallets.signedRetry.verifyPayload(
+        const signer = await wallets.signedRetry.verifyPayload(
           { platform: ctx.platform, accountId: quote.debitAccountId! },
           payloadToSignOf(quote) ?? '',
           headers['service-wallet-signature'],
         );
+        // In the claim's transaction: the session that signed must still be active.
+        return (trx) => wallets.signedRetry.confirmSigner(trx, ctx.platform, signer);
       },
     },
   });

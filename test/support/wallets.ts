@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import { expect } from 'vitest';
+import type { Trx } from '../../src/db/database.js';
 import {
   decryptSessionKey,
   generateClientKeyPair,
@@ -89,6 +91,50 @@ export async function signedRequest(
   expect(challenge.status, JSON.stringify(challenge.body)).toBe(202);
   const response = await api.request({ method, path, body, headers: signedRetryHeaders(challenge.body, session, format) });
   return { challenge, response };
+}
+
+export /** An unsigned JWT from a well-known issuer: what a sandbox create accepts. */
+function unsignedGoogleToken(claims: Record<string, unknown> = {}) {
+  const part = (v: object) => Buffer.from(JSON.stringify(v)).toString('base64url');
+  const payload = { iss: 'https://accounts.google.com', sub: '1122', aud: 'client.apps', email: 'g.user@example.com', iat: Math.floor(Date.now() / 1000), ...claims };
+  return `${part({ alg: 'RS256', typ: 'JWT' })}.${part(payload)}.c2lnbmF0dXJl`;
+}
+
+/**
+ * PostgreSQL only: runs `hold` in a transaction of its own and keeps that open, its locks held,
+ * until `release()`. `waiters(n)` resolves once n other sessions wait for its locks (directly or in line) (false
+ * after `timeoutMs`): race it with the request that should wait.
+ */
+export async function holdTransaction(t: TestApp, hold: (trx: Trx) => Promise<void>) {
+  const { db } = t.corridor.database;
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let started!: (pid: number) => void;
+  const holder = new Promise<number>((resolve) => (started = resolve));
+  const done = db.transaction().execute(async (trx) => {
+    await hold(trx);
+    started((await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0].pid);
+    await released;
+  });
+  const pid = await holder;
+  return {
+    async waiters(n: number, timeoutMs = 5_000): Promise<boolean> {
+      for (const end = Date.now() + timeoutMs; Date.now() < end; await new Promise((r) => setTimeout(r, 10))) {
+        // Waiters queue behind each other for a row: count the whole chain.
+        const { rows } = await sql<{ n: number }>`
+          with recursive w(pid) as (
+            select pid from pg_stat_activity where ${pid}::int = any(pg_blocking_pids(pid))
+            union select a.pid from pg_stat_activity a join w on w.pid = any(pg_blocking_pids(a.pid))
+          ) select count(*)::int as n from w`.execute(db);
+        if (rows[0].n >= n) return true;
+      }
+      return false;
+    },
+    async release(): Promise<void> {
+      release();
+      await done;
+    },
+  };
 }
 
 /** A passkey registration body for `authenticator`. */

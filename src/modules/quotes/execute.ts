@@ -226,11 +226,12 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
     }
   }
 
-  /** The claim in a transaction of its own (the claim's statement, then the legs). */
-  async function claimInTransaction(ctx: QuoteContext, q: QuoteRecord, accounts: QuoteAccounts): Promise<QuoteRecord> {
+  /** The claim in a transaction of its own (the authorizer's check, the claim's statement, then the legs). */
+  async function claimInTransaction(ctx: QuoteContext, q: QuoteRecord, accounts: QuoteAccounts, confirm?: (trx: Trx) => Promise<void>): Promise<QuoteRecord> {
     if (q.customerId) await deps.senderGate.checkId(database.db, ctx.platform, q.customerId);
     let claimed: QuoteRecord | undefined;
     await ctx.tx(async (trx) => {
+      await confirm?.(trx);
       claimed = await claim(trx, ctx.platform, q, accounts);
       return presentQuote(claimed);
     }, { provisional: true });
@@ -247,13 +248,16 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
       throw new ServiceError('INVALID_INPUT', 'a real-time funded quote executes when its funds arrive (pay the paymentInstructions; POST /sandbox/send in the sandbox)');
     }
     refuseUnlessExecutable(q, clock.now(platform));
+    let confirm: ((trx: Trx) => Promise<void>) | undefined;
     if (q.debitAccountType === 'EMBEDDED_WALLET') {
       // Before the wallet is asked to sign: a sender who may not send gets 403, not a challenge.
       if (q.customerId) await deps.senderGate.checkId(database.db, platform, q.customerId);
-      await authorizer.authorize(ctx, q, headers);
+      confirm = await authorizer.authorize(ctx, q, headers);
     }
     const accounts = await quoteAccounts(ledger, platform, q);
-    const claimed = (cached && (await claimInOneStatement(ctx, q, cached.transaction, accounts))) || (await claimInTransaction(ctx, q, accounts));
+    // A wallet's quote is claimed in a transaction, where the signer is checked again.
+    const oneStatement = cached && !confirm && (await claimInOneStatement(ctx, q, cached.transaction, accounts));
+    const claimed = oneStatement || (await claimInTransaction(ctx, q, accounts, confirm));
     return presentQuote(await continueAfterCommit(platform, claimed, accounts));
   }
 

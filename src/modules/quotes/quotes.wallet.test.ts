@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { balances, expectLedgerClean, usdAccount } from '../../../test/support/quotes.js';
 import { smtpSink, type SmtpSink } from '../../../test/support/smtp-sink.js';
-import { emailSession, newWallet, walletPlatform, walletQuote, type Wallet } from '../../../test/support/wallets.js';
+import { emailSession, holdTransaction, newWallet, walletPlatform, walletQuote, type Wallet } from '../../../test/support/wallets.js';
+import { revokeCredential } from '../wallets/repository.js';
 import { buildStamp, signPayload } from '../../wallet-client/index.js';
 
 let t: TestApp;
@@ -111,6 +112,22 @@ describe('executing a quote from an embedded wallet', () => {
     const stale = await tp.api.post(`/quotes/${quote.id}/execute`, undefined, { 'service-wallet-signature': signPayload(payloadToSign, session.key) });
     expect(stale.status).toBe(401);
     expect((await tp.api.get(`/quotes/${quote.id}`)).body.status).toBe('PENDING');
+  });
+
+  // PostgreSQL only: the revocation's transaction stays open while the execution runs, and PGlite has one connection.
+  it.skipIf(!process.env.TEST_DATABASE_URL)('a session revoked while the execution is under way cannot have signed it', async () => {
+    const tp = await walletPlatform(t, 'SANDBOX');
+    const wallet = await newWallet(tp);
+    const session = await emailSession(t, wallet);
+    const { quote, payloadToSign } = await fundedWalletQuote(tp, wallet);
+    // The revocation of the session's credential, not yet committed: the signature still checks.
+    const held = await holdTransaction(t, (trx) => revokeCredential(trx, session.credentialId, new Date()));
+    const executed = tp.api.post(`/quotes/${quote.id}/execute`, undefined, { 'service-wallet-signature': signPayload(payloadToSign, session.key) });
+    expect(await Promise.race([executed.then(() => false), held.waiters(1)])).toBe(true);
+    await held.release();
+    expect((await executed).status).toBe(401);
+    expect((await tp.api.get(`/quotes/${quote.id}`)).body.status).toBe('PENDING');
+    expect(await balances(t, wallet.accountId)).toMatchObject({ available: 100_000 });
   });
 
   it('sandbox platforms accept the magic signature', async () => {

@@ -1,6 +1,6 @@
 import type { Clock } from '../../core/clock.js';
 import type { ServiceContext } from '../../core/context.js';
-import type { Database, Executor } from '../../db/database.js';
+import type { Database, Executor, Trx } from '../../db/database.js';
 import type { AccountService } from '../accounts/service.js';
 import type { CustomerService } from '../customers/service.js';
 import type { ExternalAccountService } from '../external-accounts/service.js';
@@ -26,7 +26,8 @@ export type ExecuteHeaders = Record<string, string | undefined>;
  * Service-Wallet-Signature over the quote's payloadToSign (the wallets module supplies it).
  */
 export interface ExecuteAuthorizer {
-  authorize(ctx: QuoteContext, quote: QuoteRecord, headers: ExecuteHeaders): Promise<void>;
+  /** Returns the check to repeat in the claim's transaction (the signer must still be allowed to sign). */
+  authorize(ctx: QuoteContext, quote: QuoteRecord, headers: ExecuteHeaders): Promise<(trx: Trx) => Promise<void>>;
 }
 
 

@@ -3,7 +3,7 @@ import { invalidInput, ServiceError } from '../../core/errors.js';
 import { uuidv7 } from '../../core/ids.js';
 import { safeEqual } from '../../core/secrets.js';
 import type { Platform } from '../platform/service.js';
-import { clientKey, presentCredential, type WalletContext, type WalletCore, type WalletDeps } from './core.js';
+import { clientKey, credentialNotFound, presentCredential, type WalletContext, type WalletCore, type WalletDeps } from './core.js';
 import { invalidOidc } from './credentials.js';
 import type { OidcError } from './oidc.js';
 import { INVALID_OTP_REASON, OTP_DAILY_FAILURES, OTP_FAILURE_WINDOW_MS, OTP_MAX_ATTEMPTS, SANDBOX_OTP, type OtpEmail } from './otp.js';
@@ -171,6 +171,9 @@ export function createAuthenticationFlows(deps: WalletDeps, core: WalletCore) {
     }
     const session = await core.newSession(platform, credential, client);
     return ctx.tx(async (trx) => {
+      // Locked first: a revocation either committed before (404 here) or waits for this commit
+      // and then revokes the new session with the credential's others.
+      if (!(await repo.lockCredential(trx, platform.id, credential.id))) throw credentialNotFound();
       const now = clock.now(platform);
       if (consume && !(await repo.consumeAuthChallenge(trx, consume, now))) {
         const reason = input.type === 'EMAIL_OTP' ? INVALID_OTP_REASON : INVALID_PASSKEY_REASON;
@@ -179,7 +182,6 @@ export function createAuthenticationFlows(deps: WalletDeps, core: WalletCore) {
       if (counter !== null && !(await repo.advancePasskeyCounter(trx, credential.id, credential.passkey_counter ?? 0, counter, now))) {
         throw unauthorized('the passkey counter moved meanwhile: the assertion looks replayed', INVALID_PASSKEY_REASON);
       }
-      if (!(await repo.findCredential(trx, platform.id, credential.id))) throw new ServiceError('NOT_FOUND', 'authentication credential not found');
       await repo.insertSession(trx, session.row);
       return session.view;
     });

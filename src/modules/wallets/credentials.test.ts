@@ -13,22 +13,17 @@ import {
   passkeySession,
   RP_ID,
   signedRequest,
+  unsignedGoogleToken,
   verifyEmail,
   walletPlatform,
 } from '../../../test/support/wallets.js';
 import { decryptSessionKey, generateClientKeyPair, signedRetryHeaders } from '../../wallet-client/index.js';
 import { OTP_DAILY_FAILURES, OTP_MAX_ATTEMPTS } from './otp.js';
+import { revokeCredential } from './repository.js';
 
 let t: TestApp;
 let sandbox: TestPlatform;
 let other: TestPlatform;
-
-/** An unsigned JWT from a well-known issuer: what a sandbox create accepts. */
-function unsignedGoogleToken(claims: Record<string, unknown> = {}) {
-  const part = (v: object) => Buffer.from(JSON.stringify(v)).toString('base64url');
-  const payload = { iss: 'https://accounts.google.com', sub: '1122', aud: 'client.apps', email: 'g.user@example.com', iat: Math.floor(Date.now() / 1000), ...claims };
-  return `${part({ alg: 'RS256', typ: 'JWT' })}.${part(payload)}.c2lnbmF0dXJl`;
-}
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -303,6 +298,58 @@ describe('revoking a credential', () => {
     expect((await wallet.api.get('/auth/sessions', { accountId: wallet.accountId })).body.data.map((s: any) => s.type)).toEqual(['PASSKEY']);
     expectRefused(await wallet.api.delete(`/auth/credentials/${passkey.id}`), 400, 'LAST_CREDENTIAL');
     expectRefused(await wallet.api.delete(`/auth/credentials/${email.credentialId}`), 404, 'NOT_FOUND');
+  });
+});
+
+describe('a credential revoked while it opens a session', () => {
+  /** A wallet with an EMAIL_OTP credential (and its session) and an OAUTH one. */
+  async function twoCredentials() {
+    const wallet = await newWallet(sandbox);
+    const email = await emailSession(t, wallet);
+    const oauth = { type: 'OAUTH', accountId: wallet.accountId, oidcToken: unsignedGoogleToken() };
+    const created = await signedRequest(wallet.api, 'POST', '/auth/credentials', oauth, email.key);
+    expect(created.response.status).toBe(201);
+    return { wallet, email, oauthId: created.response.body.id as string };
+  }
+  const verifyOauth = (wallet: { api: TestPlatform['api'] }, id: string, client = generateClientKeyPair()) =>
+    wallet.api.post(`/auth/credentials/${id}/verify`, { type: 'OAUTH', oidcToken: 'sandbox-valid-oidc-token', clientPublicKey: client.publicKey });
+
+  // PostgreSQL only: the revocation's transaction stays open while the verify runs, and PGlite has one connection.
+  it.skipIf(!process.env.TEST_DATABASE_URL)('a verify racing the revocation waits for it and is refused: no session outlives the credential', async () => {
+    const { wallet, oauthId } = await twoCredentials();
+    const { db } = t.corridor.database;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let revoked!: () => void;
+    const revoking = new Promise<void>((resolve) => (revoked = resolve));
+    // The revocation's statements have run, not yet committed: its UPDATE of the sessions is done.
+    const revocation = db.transaction().execute(async (trx) => {
+      await revokeCredential(trx, oauthId, new Date());
+      revoked();
+      await released;
+    });
+    await revoking;
+    const verify = verifyOauth(wallet, oauthId);
+    const early = await Promise.race([verify, new Promise<null>((resolve) => setTimeout(() => resolve(null), 300))]);
+    release();
+    await revocation;
+    expectRefused(early ?? (await verify), 404, 'NOT_FOUND');
+    const left = await db.selectFrom('wallet_sessions').select('id').where('credential_id', '=', oauthId).where('revoked_at', 'is', null).execute();
+    expect(left).toEqual([]);
+  });
+
+  it('a session whose credential is revoked is not active: not listed, and cannot sign', async () => {
+    const { wallet, email, oauthId } = await twoCredentials();
+    const client = generateClientKeyPair();
+    const opened = await verifyOauth(wallet, oauthId, client);
+    expect(opened.status).toBe(200);
+    const key = await decryptSessionKey(opened.body.encryptedSessionSigningKey, client.privateKey);
+    // As if a session had slipped past its credential's revocation.
+    await t.corridor.database.db.updateTable('wallet_credentials').set({ revoked_at: new Date() }).where('id', '=', oauthId).execute();
+    const listed = await wallet.api.get('/auth/sessions', { accountId: wallet.accountId });
+    expect(listed.body.data.map((s: any) => s.id)).toEqual([email.id]);
+    const exported = await signedRequest(wallet.api, 'POST', `/internal-accounts/${wallet.accountId}/export`, { clientPublicKey: generateClientKeyPair().publicKey }, key);
+    expectRefused(exported.response, 401, 'UNAUTHORIZED', 'Invalid Grid-Wallet-Signature');
   });
 });
 

@@ -28,8 +28,8 @@ export function createExportFlow(deps: WalletDeps, core: WalletCore) {
     const outcome = await engine.challengeOrVerify(spec, headers);
     if (outcome.kind === 'challenge') return { status: 202, body: outcome.challenge };
     const view = await ctx.tx(async (trx) => {
-      await engine.consume(trx, platform, outcome.signature);
       const stored = await core.lockWallet(trx, platform, account.id);
+      await engine.consume(trx, platform, outcome.signature);
       const mnemonic = keys.decrypt(stored, account.id);
       const bundle = await buildExportBundle({ recipient, secret: mnemonic, organizationId: account.id, signer: keys.exportSigner });
       return { id: account.id, encryptedWalletCredentials: bundle };

@@ -150,7 +150,7 @@ export interface ActiveSession extends SessionRow {
   credential_created_at: Date;
 }
 
-/** Active sessions (neither revoked nor expired at `now`) of a platform, with their credential. */
+/** Active sessions (neither revoked nor expired at `now`, nor their credential revoked) of a platform, with their credential. */
 function activeSessionsQuery(ex: Executor, platformId: string, now: Date) {
   return ex
     .selectFrom('wallet_sessions as s')
@@ -159,7 +159,8 @@ function activeSessionsQuery(ex: Executor, platformId: string, now: Date) {
     .select(['c.type', 'c.nickname', 'c.created_at as credential_created_at'])
     .where('s.platform_id', '=', platformId)
     .where('s.revoked_at', 'is', null)
-    .where('s.expires_at', '>', now);
+    .where('s.expires_at', '>', now)
+    .where('c.revoked_at', 'is', null);
 }
 
 /** Sessions of the account that are active at `now`, oldest first. */
@@ -169,6 +170,11 @@ export async function activeSessions(ex: Executor, platformId: string, accountId
 
 export async function findActiveSession(ex: Executor, platformId: string, id: string, now: Date): Promise<ActiveSession | undefined> {
   return activeSessionsQuery(ex, platformId, now).where('s.id', '=', id).executeTakeFirst();
+}
+
+/** The session if it is active at `now`, locked (FOR SHARE) so that it stays so until commit. */
+export async function lockActiveSession(trx: Trx, platformId: string, id: string, now: Date): Promise<SessionRow | undefined> {
+  return activeSessionsQuery(trx, platformId, now).where('s.id', '=', id).forShare('s').executeTakeFirst();
 }
 
 /** Revokes a session still active at `now`; false when it no longer is. */

@@ -52,7 +52,7 @@ export function createWalletService(deps: WalletServiceDeps) {
     signedRetry: engine,
     credentials: createCredentialFlows(walletDeps, core),
     authentication: createAuthenticationFlows(walletDeps, core),
-    sessions: createSessionFlows(walletDeps),
+    sessions: createSessionFlows(walletDeps, core),
     exports: createExportFlow(walletDeps, core),
     /** The development outbox of one-time passwords, newest first (for the dashboard). */
     outbox: mailer.outbox,

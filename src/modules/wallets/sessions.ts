@@ -1,6 +1,6 @@
 import { invalidInput, ServiceError } from '../../core/errors.js';
 import { isIdOf } from '../../core/ids.js';
-import { presentSession, type WalletContext, type WalletDeps } from './core.js';
+import { presentSession, type WalletContext, type WalletCore, type WalletDeps } from './core.js';
 import * as repo from './repository.js';
 import type { AuthSessionView } from './schemas.js';
 import type { IssuedChallenge, SignedRetryHeaders } from './signed-retry.js';
@@ -9,7 +9,7 @@ function sessionNotFound(): ServiceError {
   return new ServiceError('NOT_FOUND', 'session not found (unknown, expired or revoked)');
 }
 
-export function createSessionFlows(deps: WalletDeps) {
+export function createSessionFlows(deps: WalletDeps, core: WalletCore) {
   const { database, clock, engine } = deps;
 
   /** GET /auth/sessions?accountId=: the account's active sessions (never their keys). */
@@ -28,6 +28,8 @@ export function createSessionFlows(deps: WalletDeps) {
     const outcome = await engine.challengeOrVerify(spec, headers);
     if (outcome.kind === 'challenge') return { status: 202, body: outcome.challenge };
     await ctx.tx(async (trx) => {
+      // Like every revocation: two sessions revoking each other wait in turn instead of deadlocking.
+      await core.lockWallet(trx, platform, session.account_id);
       await engine.consume(trx, platform, outcome.signature);
       if (!(await repo.revokeSession(trx, id, clock.now(platform)))) throw sessionNotFound();
       return null;

@@ -3,8 +3,24 @@ import { validateMnemonic } from '@scure/bip39';
 import { wordlist } from '@scure/bip39/wordlists/english.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
-import { emailSession, expectRefused, newWallet, signedRequest, verifyEmail, walletPlatform, type Wallet } from '../../../test/support/wallets.js';
+import { SoftwareAuthenticator } from '../../../test/support/webauthn-authenticator.js';
+import {
+  emailSession,
+  expectRefused,
+  holdTransaction,
+  newWallet,
+  ORIGIN,
+  passkeyBody,
+  passkeySession,
+  RP_ID,
+  signedRequest,
+  unsignedGoogleToken,
+  verifyEmail,
+  walletPlatform,
+  type Wallet,
+} from '../../../test/support/wallets.js';
 import { buildStamp, decryptWalletExport, generateClientKeyPair, signedRetryHeaders, signPayload } from '../../wallet-client/index.js';
+import { lockWallet, revokeCredential } from './repository.js';
 
 let t: TestApp;
 let sandbox: TestPlatform;
@@ -148,5 +164,52 @@ describe('wallet export', () => {
     expectRefused(await sandbox.api.post(`/internal-accounts/${fiat.id}/export`, { clientPublicKey: generateClientKeyPair().publicKey }), 400, 'INVALID_INPUT');
     expectRefused(await sandbox.api.post('/internal-accounts/InternalAccount:0193a1b2-0000-7000-8000-000000000000/export', { clientPublicKey: generateClientKeyPair().publicKey }), 404, 'NOT_FOUND');
     expectRefused(await sandbox.api.post(exportPath(wallet), { clientPublicKey: 'abc' }), 400, 'INVALID_INPUT');
+  });
+});
+
+// PostgreSQL only: a second transaction holds the wallet's lock while the signed requests wait,
+// and PGlite has one connection.
+describe.skipIf(!process.env.TEST_DATABASE_URL)('a signing session revoked while its request waits for the wallet', () => {
+  const holdWallet = (wallet: Wallet, then: (trx: Parameters<typeof revokeCredential>[0]) => Promise<void> = async () => {}) =>
+    holdTransaction(t, async (trx) => {
+      await lockWallet(trx, sandbox.platform.id, wallet.accountId, () => 'unused', new Date());
+      await then(trx);
+    });
+
+  it('two credentials revoking each other, each signed by the other\'s session: only the first succeeds', async () => {
+    const wallet = await newWallet(sandbox);
+    const email = await emailSession(t, wallet);
+    const authenticator = new SoftwareAuthenticator({ rpId: RP_ID, origin: ORIGIN });
+    const passkey = (await signedRequest(wallet.api, 'POST', '/auth/credentials', passkeyBody(wallet.accountId, authenticator), email.key)).response.body;
+    const passkeyKey = (await passkeySession(wallet.api, passkey.id, authenticator)).key;
+    const oauth = { type: 'OAUTH', accountId: wallet.accountId, oidcToken: unsignedGoogleToken() };
+    expect((await signedRequest(wallet.api, 'POST', '/auth/credentials', oauth, email.key)).response.status).toBe(201);
+
+    const revokePasskey = await wallet.api.delete(`/auth/credentials/${passkey.id}`);
+    const revokeEmail = await wallet.api.delete(`/auth/credentials/${email.credentialId}`);
+    const held = await holdWallet(wallet);
+    const both = Promise.all([
+      wallet.api.delete(`/auth/credentials/${passkey.id}`, signedRetryHeaders(revokePasskey.body, email.key)),
+      wallet.api.delete(`/auth/credentials/${email.credentialId}`, signedRetryHeaders(revokeEmail.body, passkeyKey)),
+    ]);
+    // Both signatures checked before either revocation commits: both wait for the wallet.
+    expect(await held.waiters(2)).toBe(true);
+    await held.release();
+    const statuses = (await both).map((r) => r.status).sort();
+    expect(statuses).toEqual([204, 401]);
+    expect((await wallet.api.get('/auth/credentials', { accountId: wallet.accountId })).body.data).toHaveLength(2);
+  });
+
+  it('an export whose session is revoked while it waits is refused', async () => {
+    const wallet = await newWallet(sandbox);
+    const email = await emailSession(t, wallet);
+    const body = { clientPublicKey: generateClientKeyPair().publicKey };
+    const challenge = await wallet.api.post(exportPath(wallet), body);
+    // A revocation of the session's credential, in progress: it holds the wallet's lock.
+    const held = await holdWallet(wallet, (trx) => revokeCredential(trx, email.credentialId, new Date()));
+    const exported = wallet.api.post(exportPath(wallet), body, signedRetryHeaders(challenge.body, email.key));
+    expect(await Promise.race([exported.then(() => false), held.waiters(1)])).toBe(true);
+    await held.release();
+    expectRefused(await exported, 401, 'UNAUTHORIZED', 'Invalid Grid-Wallet-Signature');
   });
 });

@@ -189,7 +189,19 @@ export function createSignedRetryEngine(deps: { database: Database; clock: Clock
     return { requestId, ...signer };
   }
 
-  /** Uses the request id up, inside the operation's transaction; 401 when another retry got there first. */
+  /**
+   * In the operation's transaction: 401 unless the signing session is still active (it was checked
+   * before the transaction, and may have been revoked since). Locks its row until commit, so a
+   * revocation waits for the operation; take the wallet lock first where the operation has one.
+   */
+  async function confirmSigner(trx: Trx, platform: PlatformRef, signer: Pick<VerifiedSignature, 'sessionId'>): Promise<void> {
+    if (!signer.sessionId) return; // the sandbox's magic signature
+    if (!(await repo.lockActiveSession(trx, platform.id, signer.sessionId, clock.now(platform)))) {
+      throw unauthorized('the session that signed is no longer active (revoked or expired); verify a credential and sign again', INVALID_SIGNATURE_REASON);
+    }
+  }
+
+  /** Uses the request id up and confirms its signer, inside the operation's transaction; 401 when another retry got there first. */
   async function consume(trx: Trx, platform: PlatformRef, signature: VerifiedSignature): Promise<void> {
     const now = clock.now(platform);
     const result = await trx
@@ -201,6 +213,7 @@ export function createSignedRetryEngine(deps: { database: Database; clock: Clock
       .where('expires_at', '>', now)
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) !== 1) throw unauthorized('this requestId has already been used; start again without signature headers');
+    await confirmSigner(trx, platform, signature);
   }
 
   /**
@@ -230,7 +243,8 @@ export function createSignedRetryEngine(deps: { database: Database; clock: Clock
   /**
    * Checks a signature over a payload the caller issued itself (a quote's payloadToSign): it must
    * verify with the key of an active session of the account (or be the sandbox's magic value).
-   * Single use is the caller's business (a quote executes once).
+   * Single use is the caller's business (a quote executes once); call `confirmSigner` with the
+   * result in the transaction that performs the operation.
    */
   async function verifyPayload(spec: Pick<SignedRetrySpec, 'platform' | 'accountId'>, payload: string, header: string | undefined) {
     if (!header) throw unauthorized('this operation must be signed: send Service-Wallet-Signature over the payloadToSign', INVALID_SIGNATURE_REASON);
@@ -238,7 +252,7 @@ export function createSignedRetryEngine(deps: { database: Database; clock: Clock
     return findSigner(full, payload, header, null, clock.now(spec.platform));
   }
 
-  return { issue, verify, consume, challengeOrVerify, verifyPayload, prune };
+  return { issue, verify, consume, confirmSigner, challengeOrVerify, verifyPayload, prune };
 }
 
 export type SignedRetryEngine = ReturnType<typeof createSignedRetryEngine>;
