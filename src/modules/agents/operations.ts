@@ -19,7 +19,7 @@ import type { QuoteService } from '../quotes/service.js';
 import type { TransactionView } from '../transactions/schemas.js';
 import type { TransactionService } from '../transactions/service.js';
 import type { TransferInput, TransferService } from '../transfers/service.js';
-import { checkPullable } from '../transfers/parties.js';
+import { checkNotWallet, checkPullable } from '../transfers/parties.js';
 import type { Actions, Submission } from './actions.js';
 import * as actionsRepo from './actions-repository.js';
 import { checkAccess, refusalError, type AgentPermission } from './policy.js';
@@ -150,7 +150,8 @@ export function createAgentOperations(deps: OperationDeps) {
     const internal = await customerAccount(ctx, caller, internalId, internalField);
     const external = await customerExternalAccount(ctx, caller, externalId, externalField);
     // Refused now, not after an approval it could never pass.
-    if (!out) checkPullable(external, externalField);
+    if (out) checkNotWallet(internal, internalField);
+    else checkPullable(external, externalField);
     if (internal.currency !== external.currency) {
       const message = `transfers are same-currency only: the internal account holds ${internal.currency}, the external account ${external.currency}`;
       throw new ServiceError('INVALID_CURRENCY', message, { details: { errors: [{ field: externalField, constraint: 'currency', message }] } });
