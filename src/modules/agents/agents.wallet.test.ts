@@ -103,4 +103,18 @@ describe('requests an embedded wallet could never pass', () => {
     expect(res.body.details.errors).toEqual([expect.objectContaining({ field: 'source.accountId', constraint: 'accountType' })]);
     expect(await footprint()).toEqual(before);
   });
+
+  it.each([1_000, 5_000])('an immediately executed quote from the wallet (%i) is 400 and creates nothing', async (amount) => {
+    const before = await footprint();
+    const res = await agent.api.post('/agents/me/quotes', {
+      source: { sourceType: 'ACCOUNT', accountId: wallet.accountId },
+      destination: { destinationType: 'ACCOUNT', accountId: bank },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: amount,
+      immediatelyExecute: true,
+    });
+    expectRefused(res, 400, 'INVALID_INPUT');
+    expect(res.body.details.errors).toEqual([expect.objectContaining({ field: 'immediatelyExecute' })]);
+    expect(await footprint()).toEqual(before);
+  });
 });

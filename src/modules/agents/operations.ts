@@ -14,6 +14,7 @@ import type { InternalAccountView } from '../accounts/schemas.js';
 import type { ExternalAccountService } from '../external-accounts/service.js';
 import type { CustomerExternalAccountCreate, ExternalAccountView } from '../external-accounts/schemas.js';
 import type { Platform } from '../platform/service.js';
+import { checkImmediateSource } from '../quotes/create.js';
 import type { QuoteRequest, QuoteView } from '../quotes/schemas.js';
 import type { QuoteService } from '../quotes/service.js';
 import type { TransactionView } from '../transactions/schemas.js';
@@ -83,7 +84,10 @@ export function createAgentOperations(deps: OperationDeps) {
     if (input.source.customerId !== undefined && input.source.customerId !== caller.customerId) {
       throw invalidInput('source.customerId', "must be the agent's customer (or be left out)", 'agentCustomer');
     }
-    const ids = [(await customerAccount(ctx, caller, input.source.accountId, 'source.accountId')).id];
+    const source = await customerAccount(ctx, caller, input.source.accountId, 'source.accountId');
+    // Before anything is created: the quote service would see immediatelyExecute only as false.
+    checkImmediateSource(input, source.type);
+    const ids = [source.id];
     const destination = input.destination;
     if (destination.destinationType === 'ACCOUNT') {
       if (destination.accountId.startsWith('ExternalAccount:')) await customerExternalAccount(ctx, caller, destination.accountId, 'destination.accountId');
