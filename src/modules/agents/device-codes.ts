@@ -51,14 +51,18 @@ export function createDeviceCodes(deps: DeviceCodeDeps) {
     return { code, agentId, expiresAt: expiresAt.toISOString(), redeemed: false };
   }
 
-  /** Runs `work`, counting a client error against the caller's address. */
+  /**
+   * Runs `work`, counting a client error against the caller's address. The attempt counts before
+   * the lookup and is given back unless it fails so, or parallel guesses would all pass the check.
+   */
   async function guarded<T>(ip: string, work: () => Promise<T>): Promise<T> {
-    const key = addressKey(ip);
-    limiter.check(key);
+    const release = limiter.reserve(addressKey(ip));
     try {
-      return await work();
+      const result = await work();
+      release();
+      return result;
     } catch (error) {
-      if (error instanceof ServiceError && error.status < 500) limiter.record(key);
+      if (!(error instanceof ServiceError && error.status < 500)) release();
       throw error;
     }
   }
