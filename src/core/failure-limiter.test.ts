@@ -13,6 +13,17 @@ describe('createFailureLimiter', () => {
     expect(() => limiter.check('a')).not.toThrow();
   });
 
+  it('reserve counts an attempt before it runs, so attempts in flight cannot pass the limit; release gives it back', () => {
+    const limiter = createFailureLimiter({ limit: 2, windowMs: 10_000, nowMs: () => 0, what: 'tries' });
+    const first = limiter.reserve('a');
+    limiter.reserve('a');
+    expect(() => limiter.reserve('a')).toThrowError(expect.objectContaining({ code: 'RATE_LIMITED' }));
+    first();
+    expect(() => limiter.check('a')).not.toThrow();
+    limiter.reserve('a');
+    expect(() => limiter.check('a')).toThrow();
+  });
+
   it('forgets the oldest key when full, not every key', () => {
     const limiter = createFailureLimiter({ limit: 1, windowMs: 10_000, nowMs: () => 0, what: 'tries', maxKeys: 2 });
     limiter.record('old');

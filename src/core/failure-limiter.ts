@@ -15,11 +15,12 @@ export interface FailureLimiterOptions {
 
 /**
  * Counts failed attempts per key and refuses (429 RATE_LIMITED with Retry-After) once a key has
- * failed `limit` times in its window.
+ * failed `limit` times in its window. `check` then `record` counts an attempt once it failed;
+ * `reserve` counts it before it runs, for attempts that may run concurrently.
  */
 export function createFailureLimiter({ limit = 20, windowMs = 60_000, nowMs, what, maxKeys = 50_000 }: FailureLimiterOptions) {
   const failures = new Map<string, { count: number; windowStartMs: number }>();
-  return {
+  const limiter = {
     check(key: string): void {
       const entry = failures.get(key);
       if (!entry) return;
@@ -42,7 +43,20 @@ export function createFailureLimiter({ limit = 20, windowMs = 60_000, nowMs, wha
       if (failures.size >= maxKeys) failures.delete(failures.keys().next().value!);
       failures.set(key, { count: 1, windowStartMs: now });
     },
+    /**
+     * Checks and counts an attempt before it runs, so concurrent attempts cannot all pass the
+     * check: call the returned function to give the attempt back once it turns out not to fail.
+     */
+    reserve(key: string): () => void {
+      limiter.check(key);
+      limiter.record(key);
+      const entry = failures.get(key)!;
+      return () => {
+        if (failures.get(key) === entry) entry.count--;
+      };
+    },
   };
+  return limiter;
 }
 
 /** A client address as one limiter key: IPv6 by its /64, which one client usually holds whole. */

@@ -84,3 +84,37 @@ describe('an agent paying from an embedded wallet', () => {
     expect((await tp.api.get(`/quotes/${signed.id}`)).body.status).toBe('PENDING');
   });
 });
+
+describe('requests an embedded wallet could never pass', () => {
+  /** The agent's quotes and actions, and its usage: none of it may change on a refusal. */
+  async function footprint() {
+    const { db } = t.corridor.database;
+    const quotes = await db.selectFrom('quotes').select('id').where('agent_id', '=', agent.id).execute();
+    const actions = await db.selectFrom('agent_actions').select('id').where('agent_id', '=', agent.id).execute();
+    const { usage } = (await agent.api.get('/agents/me')).body;
+    return { quotes: quotes.length, actions: actions.length, count: usage.dailyTransactionCount, spend: usage.dailySpend };
+  }
+
+  // 1,000 would run at once (AUTO), 5,000 wait for approval: both are refused before either.
+  it.each([1_000, 5_000])('a transfer out of the wallet (%i) is 400 at once, held or not, and counts nothing', async (amount) => {
+    const before = await footprint();
+    const res = await agent.api.post('/agents/me/transfer-out', { source: { accountId: wallet.accountId }, destination: { accountId: bank }, amount });
+    expectRefused(res, 400, 'INVALID_INPUT');
+    expect(res.body.details.errors).toEqual([expect.objectContaining({ field: 'source.accountId', constraint: 'accountType' })]);
+    expect(await footprint()).toEqual(before);
+  });
+
+  it.each([1_000, 5_000])('an immediately executed quote from the wallet (%i) is 400 and creates nothing', async (amount) => {
+    const before = await footprint();
+    const res = await agent.api.post('/agents/me/quotes', {
+      source: { sourceType: 'ACCOUNT', accountId: wallet.accountId },
+      destination: { destinationType: 'ACCOUNT', accountId: bank },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: amount,
+      immediatelyExecute: true,
+    });
+    expectRefused(res, 400, 'INVALID_INPUT');
+    expect(res.body.details.errors).toEqual([expect.objectContaining({ field: 'immediatelyExecute' })]);
+    expect(await footprint()).toEqual(before);
+  });
+});

@@ -51,14 +51,18 @@ export function createDeviceCodes(deps: DeviceCodeDeps) {
     return { code, agentId, expiresAt: expiresAt.toISOString(), redeemed: false };
   }
 
-  /** Runs `work`, counting a client error against the caller's address. */
+  /**
+   * Runs `work`, counting a client error against the caller's address. The attempt counts before
+   * the lookup and is given back unless it fails so, or parallel guesses would all pass the check.
+   */
   async function guarded<T>(ip: string, work: () => Promise<T>): Promise<T> {
-    const key = addressKey(ip);
-    limiter.check(key);
+    const release = limiter.reserve(addressKey(ip));
     try {
-      return await work();
+      const result = await work();
+      release();
+      return result;
     } catch (error) {
-      if (error instanceof ServiceError && error.status < 500) limiter.record(key);
+      if (!(error instanceof ServiceError && error.status < 500)) release();
       throw error;
     }
   }
@@ -82,15 +86,15 @@ export function createDeviceCodes(deps: DeviceCodeDeps) {
     if (!platform) throw new ServiceError('NOT_FOUND', 'device code not found');
     const token = newAccessToken();
     return transact(database.db, async (trx) => {
-      const row = await repo.findDeviceCode(trx, found.code_hash, true);
-      if (!row) throw new ServiceError('NOT_FOUND', 'device code not found');
+      // The agent's row first, then the code's: the order re-issuing and deleting lock them in.
+      const agent = await repo.findAgent(trx, platform.id, found.agent_id, true);
+      const row = agent && (await repo.findDeviceCode(trx, found.code_hash, true));
+      if (!agent || !row) throw new ServiceError('NOT_FOUND', 'device code not found');
       if (row.redeemed_at) throw new ServiceError('DEVICE_CODE_ALREADY_REDEEMED', 'this device code was already redeemed; ask the platform for a new agent or code');
       const now = clock.now(platform);
       if (row.expires_at <= now) {
         throw new ServiceError('DEVICE_CODE_EXPIRED', `this device code expired at ${row.expires_at.toISOString()}; ask the platform for a new one`);
       }
-      const agent = await repo.findAgent(trx, platform.id, row.agent_id, true);
-      if (!agent) throw new ServiceError('NOT_FOUND', 'device code not found');
       await repo.markRedeemed(trx, row.code_hash, now);
       if (!(await repo.connectAgent(trx, agent.id, token.stored, now))) {
         throw new ServiceError('AGENT_ALREADY_CONNECTED', 'this agent is already connected');

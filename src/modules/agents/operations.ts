@@ -14,12 +14,13 @@ import type { InternalAccountView } from '../accounts/schemas.js';
 import type { ExternalAccountService } from '../external-accounts/service.js';
 import type { CustomerExternalAccountCreate, ExternalAccountView } from '../external-accounts/schemas.js';
 import type { Platform } from '../platform/service.js';
+import { checkImmediateSource } from '../quotes/create.js';
 import type { QuoteRequest, QuoteView } from '../quotes/schemas.js';
 import type { QuoteService } from '../quotes/service.js';
 import type { TransactionView } from '../transactions/schemas.js';
 import type { TransactionService } from '../transactions/service.js';
 import type { TransferInput, TransferService } from '../transfers/service.js';
-import { checkPullable } from '../transfers/parties.js';
+import { checkNotWallet, checkPullable } from '../transfers/parties.js';
 import type { Actions, Submission } from './actions.js';
 import * as actionsRepo from './actions-repository.js';
 import { checkAccess, refusalError, type AgentPermission } from './policy.js';
@@ -83,7 +84,10 @@ export function createAgentOperations(deps: OperationDeps) {
     if (input.source.customerId !== undefined && input.source.customerId !== caller.customerId) {
       throw invalidInput('source.customerId', "must be the agent's customer (or be left out)", 'agentCustomer');
     }
-    const ids = [(await customerAccount(ctx, caller, input.source.accountId, 'source.accountId')).id];
+    const source = await customerAccount(ctx, caller, input.source.accountId, 'source.accountId');
+    // Before anything is created: the quote service would see immediatelyExecute only as false.
+    checkImmediateSource(input, source.type);
+    const ids = [source.id];
     const destination = input.destination;
     if (destination.destinationType === 'ACCOUNT') {
       if (destination.accountId.startsWith('ExternalAccount:')) await customerExternalAccount(ctx, caller, destination.accountId, 'destination.accountId');
@@ -150,7 +154,8 @@ export function createAgentOperations(deps: OperationDeps) {
     const internal = await customerAccount(ctx, caller, internalId, internalField);
     const external = await customerExternalAccount(ctx, caller, externalId, externalField);
     // Refused now, not after an approval it could never pass.
-    if (!out) checkPullable(external, externalField);
+    if (out) checkNotWallet(internal, internalField);
+    else checkPullable(external, externalField);
     if (internal.currency !== external.currency) {
       const message = `transfers are same-currency only: the internal account holds ${internal.currency}, the external account ${external.currency}`;
       throw new ServiceError('INVALID_CURRENCY', message, { details: { errors: [{ field: externalField, constraint: 'currency', message }] } });

@@ -121,6 +121,13 @@ function checkReceiverLimits(priced: PricedQuote, destination: ResolvedDestinati
   });
 }
 
+/** immediatelyExecute cannot be used when the source is an embedded wallet: its owner must sign the quote first. */
+export function checkImmediateSource(input: Pick<QuoteRequest, 'immediatelyExecute'>, sourceAccountType: string | null): void {
+  if (input.immediatelyExecute && sourceAccountType === 'EMBEDDED_WALLET') {
+    throw invalidInput('immediatelyExecute', 'an EMBEDDED_WALLET source must sign its payloadToSign: create the quote, then execute it with Service-Wallet-Signature', 'source');
+  }
+}
+
 export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExecution, handlers: Map<string, QuoteDestinationHandler>) {
   const { database, clock, customers, accounts, rates, transactions, ledger } = deps;
   const expiries = createExpirySchedule();
@@ -189,9 +196,7 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
     if (destination.delivery.kind === 'INTERNAL' && destination.delivery.accountId === source.debitAccountId) {
       throw new ServiceError('SELF_PAYMENT', 'the source and destination are the same account');
     }
-    if (input.immediatelyExecute && source.debitAccountType === 'EMBEDDED_WALLET') {
-      throw invalidInput('immediatelyExecute', 'an EMBEDDED_WALLET source must sign its payloadToSign: create the quote, then execute it with Service-Wallet-Signature', 'source');
-    }
+    checkImmediateSource(input, source.debitAccountType);
     const lookupCustomer = destination.lookup?.customerId;
     if (lookupCustomer && lookupCustomer !== source.customer?.id) {
       throw invalidInput('lookupId', 'this lookup was made for a different sending customer', 'mismatch');

@@ -70,6 +70,17 @@ export function checkPullable(external: Pick<ExternalAccountRecord, 'paymentRail
   );
 }
 
+/** A transfer out of an embedded wallet would need its owner's signature, which transfers do not take. */
+export function checkNotWallet(internal: Pick<InternalAccount, 'type'>, field: string): void {
+  if (internal.type !== 'EMBEDDED_WALLET') return;
+  throw fieldError(
+    'INVALID_INPUT',
+    field,
+    'accountType',
+    'transfers out of an embedded wallet need the wallet owner\'s signature and are not supported here; create a quote and execute it with Service-Wallet-Signature',
+  );
+}
+
 /** Rules on the pair of accounts: same owner, same currency, usable, and pullable for a transfer in. */
 function checkPair(direction: Direction, internal: InternalAccount, external: ExternalAccountRecord): void {
   const fields = fieldsOf(direction);
@@ -78,14 +89,7 @@ function checkPair(direction: Direction, internal: InternalAccount, external: Ex
     const owner = internal.customerId ? `customer ${internal.customerId}` : 'the platform';
     throw fieldError('INVALID_INPUT', fields.external, 'owner', `the external account must belong to the owner of the internal account (${owner})`);
   }
-  if (direction === 'OUTGOING' && internal.type === 'EMBEDDED_WALLET') {
-    throw fieldError(
-      'INVALID_INPUT',
-      fields.internal,
-      'accountType',
-      'transfers out of an embedded wallet need the wallet owner\'s signature and are not supported here; create a quote and execute it with Service-Wallet-Signature',
-    );
-  }
+  if (direction === 'OUTGOING') checkNotWallet(internal, fields.internal);
   if (internal.currency !== external.currency) {
     throw fieldError(
       'INVALID_CURRENCY',
