@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { failOnce } from '../../../test/support/faults.js';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { advance, balances, expectError, expectLedgerClean, newCustomer, transactionEvents, type TestCustomer } from '../../../test/support/quotes.js';
 import { ADDRESS, uploadDocument } from '../../../test/support/verification.js';
@@ -110,23 +110,14 @@ describe('POST /sandbox/uma/receive', () => {
     const res = await receive(approving, { customerId: erin.id, receivingCurrencyAmount: 1_500 });
     // The database refuses the first attempt to move this transaction (as an outage would).
     const { db } = t.corridor.database;
-    const fault = `test_fault_${Date.now()}`;
-    await sql.raw(`create sequence ${fault}`).execute(db);
-    await sql
-      .raw(
-        `create function ${fault}() returns trigger language plpgsql as $$ begin
-           if new.id = '${res.body.id}' and nextval('${fault}') = 1 then raise exception 'injected fault'; end if;
-           return new; end $$;
-         create trigger ${fault} before update on transactions for each row execute function ${fault}()`,
-      )
-      .execute(db);
+    const drop = await failOnce(db, 'transactions', 'update', `new.id = '${res.body.id}'`);
     try {
       const after = await answered(res.body.id, { status: 200 });
       expect(after.status).toBe('PENDING');
       expect(t.logs.some((line) => line.includes('injected fault'))).toBe(true);
       await advance(approving, 1);
     } finally {
-      await sql.raw(`drop trigger ${fault} on transactions; drop function ${fault}(); drop sequence ${fault}`).execute(db);
+      await drop();
     }
     expect((await approving.api.get(`/transactions/${res.body.id}`)).body.status).toBe('COMPLETED');
     expect(await balances(t, erin.accounts.USD)).toEqual({ available: before.available + 1_500, posted: before.posted + 1_500 });
@@ -138,20 +129,11 @@ describe('POST /sandbox/uma/receive', () => {
     const before = await balances(t, bob.accounts.USD);
     // The first attempt dies as it stores its answer, as a kill of the server right then would.
     const { db } = t.corridor.database;
-    const fault = `test_fault_${Date.now()}`;
-    await sql.raw(`create sequence ${fault}`).execute(db);
-    await sql
-      .raw(
-        `create function ${fault}() returns trigger language plpgsql as $$ begin
-           if new.key = '${key}' and new.status_code is not null and nextval('${fault}') = 1 then raise exception 'injected fault'; end if;
-           return new; end $$;
-         create trigger ${fault} before update on idempotency_keys for each row execute function ${fault}()`,
-      )
-      .execute(db);
+    const drop = await failOnce(db, 'idempotency_keys', 'update', `new.key = '${key}' and new.status_code is not null`);
     try {
       await receive(p, { customerId: bob.id, receivingCurrencyAmount: 1_234 }, { 'idempotency-key': key });
     } finally {
-      await sql.raw(`drop trigger ${fault} on idempotency_keys; drop function ${fault}(); drop sequence ${fault}`).execute(db);
+      await drop();
     }
     await releaseInFlightKeys(t.corridor.database); // as the restart does
     const retry = await receive(p, { customerId: bob.id, receivingCurrencyAmount: 1_234 }, { 'idempotency-key': key });
@@ -281,27 +263,11 @@ async function depositCustomer(platform: TestPlatform, name: string) {
   return { customer, bank: bank.body, forwards };
 }
 
-/** Makes the database refuse, once, the first row `table` gets that matches `condition` (as a crash right there would). */
-async function failOnce(table: string, event: 'insert' | 'update', condition: string) {
-  const { db } = t.corridor.database;
-  const fault = `test_fault_${Date.now()}`;
-  await sql.raw(`create sequence ${fault}`).execute(db);
-  await sql
-    .raw(
-      `create function ${fault}() returns trigger language plpgsql as $$ begin
-         if (${condition}) and nextval('${fault}') = 1 then raise exception 'injected fault'; end if;
-         return new; end $$;
-       create trigger ${fault} before ${event} on ${table} for each row execute function ${fault}()`,
-    )
-    .execute(db);
-  return () => sql.raw(`drop trigger ${fault} on ${table}; drop function ${fault}(); drop sequence ${fault}`).execute(db);
-}
-
 describe('forwarding to the defaultUmaDepositAccount across failures', () => {
   it('the forward commits with the credit: a failure as the forward is scheduled leaves neither, and the retry forwards', async () => {
     const { customer, bank, forwards } = await depositCustomer(p, 'Dee Crash');
     const key = { 'idempotency-key': `forward-crash-${Date.now()}` };
-    const drop = await failOnce('jobs', 'insert', "new.kind = 'uma.forward-deposit'");
+    const drop = await failOnce(t.corridor.database.db, 'jobs', 'insert', "new.kind = 'uma.forward-deposit'");
     let first;
     try {
       first = await receive(p, { customerId: customer.id, receivingCurrencyAmount: 4_000 }, key);

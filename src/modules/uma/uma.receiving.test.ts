@@ -14,8 +14,8 @@ import {
   verifyUmaLnurlpResponseSignature,
   type LnurlpRequest,
 } from '@uma-sdk/core';
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { failOnce } from '../../../test/support/faults.js';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { balances, expectLedgerClean, newCustomer, type TestCustomer } from '../../../test/support/quotes.js';
 import { startFakeVasp, umaKeyPair, type FakeVasp } from '../../../test/support/uma-vasp.js';
@@ -226,20 +226,11 @@ describe('pay requests and settlement from another VASP', () => {
     const pr = PayReqResponse.parse((await post('/uma/payreq/$dana', await payRequest())).body).pr;
     // The database refuses the first forward job, as a kill right after the credit would.
     const { db } = t.corridor.database;
-    const fault = `test_fault_${Date.now()}`;
-    await sql.raw(`create sequence ${fault}`).execute(db);
-    await sql
-      .raw(
-        `create function ${fault}() returns trigger language plpgsql as $$ begin
-           if new.kind = 'uma.forward-deposit' and nextval('${fault}') = 1 then raise exception 'injected fault'; end if;
-           return new; end $$;
-         create trigger ${fault} before insert on jobs for each row execute function ${fault}()`,
-      )
-      .execute(db);
+    const drop = await failOnce(db, 'jobs', 'insert', `new.kind = 'uma.forward-deposit'`);
     try {
       await post('/uma/settle', await settleBody(pr));
     } finally {
-      await sql.raw(`drop trigger ${fault} on jobs; drop function ${fault}(); drop sequence ${fault}`).execute(db);
+      await drop();
     }
     expect((await post('/uma/settle', await settleBody(pr))).body.status).toBe('SETTLED');
     await t.corridor.services.jobs.runDue(p.platform.id);

@@ -7,8 +7,8 @@ import {
   PayRequest,
   signPayload,
 } from '@uma-sdk/core';
-import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { failOnce } from '../../../test/support/faults.js';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { advance, balances, expectError, expectLedgerClean, fund, newCustomer, type TestCustomer } from '../../../test/support/quotes.js';
 import { startFakeVasp, umaKeyPair, type FakeVasp, type VaspRequest } from '../../../test/support/uma-vasp.js';
@@ -277,23 +277,14 @@ describe('paying another VASP\'s address', () => {
     settleScript = [{ status: 'PENDING' }, { status: 'PENDING' }, { status: 'SETTLED' }];
     // The database refuses the first poll job, as a kill right after the payment became SETTLING would.
     const { db } = t.corridor.database;
-    const fault = `test_fault_${Date.now()}`;
-    await sql.raw(`create sequence ${fault}`).execute(db);
-    await sql
-      .raw(
-        `create function ${fault}() returns trigger language plpgsql as $$ begin
-           if new.kind = 'uma.settle-poll' and nextval('${fault}') = 1 then raise exception 'injected fault'; end if;
-           return new; end $$;
-         create trigger ${fault} before insert on jobs for each row execute function ${fault}()`,
-      )
-      .execute(db);
+    const drop = await failOnce(db, 'jobs', 'insert', `new.kind = 'uma.settle-poll'`);
     let quoteId: string;
     try {
       const { quote, executed } = await executeQuote();
       expect(executed.status).toBe('PROCESSING');
       quoteId = quote.id;
     } finally {
-      await sql.raw(`drop trigger ${fault} on jobs; drop function ${fault}(); drop sequence ${fault}`).execute(db);
+      await drop();
     }
     await advance(p, 3 * 60); // the quote's recovery job asks again: still PENDING
     for (let i = 0; i < 3; i++) await advance(p, 60);
