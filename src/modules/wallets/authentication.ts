@@ -132,7 +132,7 @@ export function createAuthenticationFlows(deps: WalletDeps, core: WalletCore) {
     } catch (error) {
       throw invalidOidc(`the OIDC token does not verify: ${(error as OidcError).message}`);
     }
-    if (identity.subject !== credential.oidc_subject || identity.audience !== credential.oidc_audience) {
+    if (identity.subject !== credential.oidc_subject || !identity.audiences.includes(credential.oidc_audience ?? '')) {
       throw invalidOidc('the OIDC token identifies another user than this credential');
     }
   }

@@ -14,7 +14,10 @@ export const WELL_KNOWN_ISSUERS = ['https://accounts.google.com', 'https://apple
 /** The identity an OAUTH credential is bound to. */
 export interface OidcIdentity {
   issuer: string;
+  /** The audience a new credential is bound to: the first configured one the token carries. */
   audience: string;
+  /** Every configured audience the token carries (a credential matches if its own is one). */
+  audiences: string[];
   subject: string;
   email?: string;
 }
@@ -39,10 +42,10 @@ function audiences(claims: JWTPayload): string[] {
 /** The identity in already-trusted claims, bound to the first configured audience the token carries. */
 export function identityOf(claims: JWTPayload, allowedAudiences?: string[]): OidcIdentity {
   const aud = audiences(claims);
-  const audience = allowedAudiences ? aud.find((a) => allowedAudiences.includes(a)) : aud[0];
-  if (!claims.iss || !claims.sub || !audience) throw new OidcError('the token lacks iss, sub or an accepted aud');
+  const accepted = allowedAudiences ? allowedAudiences.filter((a) => aud.includes(a)) : aud;
+  if (!claims.iss || !claims.sub || accepted.length === 0) throw new OidcError('the token lacks iss, sub or an accepted aud');
   const email = typeof claims.email === 'string' ? claims.email : undefined;
-  return { issuer: claims.iss, audience, subject: claims.sub, ...(email && { email }) };
+  return { issuer: claims.iss, audience: accepted[0], audiences: accepted, subject: claims.sub, ...(email && { email }) };
 }
 
 /** Whether production platforms' issuers may be on loopback or private addresses (OIDC_ALLOW_PRIVATE_ISSUERS). */

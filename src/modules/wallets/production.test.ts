@@ -87,6 +87,18 @@ describe('production OAUTH', () => {
     expectRefused(await verify(await issuer.token({ sub: 'alice', iss: 'https://accounts.google.com' })), 401, 'UNAUTHORIZED', reason);
   });
 
+  it('matches a token with several audiences by any configured one, whatever their order in the token', async () => {
+    const two = await walletPlatform(t, 'PRODUCTION', { oidcIssuers: [{ issuer: issuer.issuer, audiences: ['client-a', 'client-b'] }] });
+    const wallet = await newWallet(two);
+    const created = await wallet.api.post('/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: await issuer.token({ sub: 'ann', aud: 'client-b' }) });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const verify = async (aud: string | string[]) =>
+      wallet.api.post(`/auth/credentials/${created.body.id}/verify`, { type: 'OAUTH', oidcToken: await issuer.token({ sub: 'ann', aud }), clientPublicKey: generateClientKeyPair().publicKey });
+    expect((await verify(['client-a', 'client-b'])).status).toBe(200);
+    expect((await verify(['client-b', 'client-a'])).status).toBe(200);
+    expectRefused(await verify('client-a'), 401, 'UNAUTHORIZED', 'Invalid OIDC token');
+  });
+
   it('refuses stale tokens and unlisted issuers on create', async () => {
     const wallet = await newWallet(production);
     const stale = await wallet.api.post('/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: await issuer.token({ iat: now() - 61 - 5 }) });
