@@ -110,6 +110,17 @@ export async function failByTransaction(ex: Executor, platformId: string, transa
     .execute();
 }
 
+/** A held execution whose quote expired becomes FAILED (its spend stops counting): approving it could only fail. */
+export async function failPendingByQuote(ex: Executor, platformId: string, quoteId: string, reason: string, now: Date): Promise<void> {
+  await ex
+    .updateTable('agent_actions')
+    .set({ status: 'FAILED', failure_reason: reason, updated_at: now })
+    .where('quote_id', '=', quoteId)
+    .where('platform_id', '=', platformId)
+    .where('status', '=', 'PENDING_APPROVAL')
+    .execute();
+}
+
 /** Pending actions of deleted agents are rejected: nobody should approve them any more. */
 export async function rejectPendingOf(ex: Executor, platformId: string, agentIds: string[], reason: string, now: Date): Promise<void> {
   if (agentIds.length === 0) return;

@@ -74,7 +74,9 @@ class NotPending extends ServiceError {
 }
 
 /** Payment outcomes that undo an approved action: its spend stops counting. */
-export const FAILED_PAYMENT: readonly TransactionStatus[] = ['FAILED', 'REJECTED', 'REFUNDED'];
+const FAILED_PAYMENT: readonly TransactionStatus[] = ['FAILED', 'REJECTED', 'REFUNDED'];
+/** Transaction statuses after which an agent's action stops counting: failed payments, and expired quotes. */
+export const ENDS_ACTION: readonly TransactionStatus[] = [...FAILED_PAYMENT, 'EXPIRED'];
 
 export function present(row: ActionRow, related: { quote?: QuoteView; transaction?: TransactionView }): AgentActionView {
   const executed = row.status === 'APPROVED' || row.status === 'FAILED';
@@ -314,8 +316,12 @@ export function createActions(deps: ActionDeps) {
 
   /** Transaction hook: an agent's payment that failed fails its action (in the same transaction). */
   async function onTransactionChanged(trx: Trx, platform: { id: string; clockOffsetMs: number }, record: TransactionRecord): Promise<void> {
-    if (!record.agentId || !FAILED_PAYMENT.includes(record.status)) return;
-    await actionsRepo.failByTransaction(trx, platform.id, record.id, record.failureReason ?? `PAYMENT_${record.status}`, clock.now(platform));
+    if (!record.agentId) return;
+    if (record.status === 'EXPIRED' && record.quoteId) {
+      await actionsRepo.failPendingByQuote(trx, platform.id, record.quoteId, 'QUOTE_EXPIRED', clock.now(platform));
+    } else if (FAILED_PAYMENT.includes(record.status)) {
+      await actionsRepo.failByTransaction(trx, platform.id, record.id, record.failureReason ?? `PAYMENT_${record.status}`, clock.now(platform));
+    }
   }
 
   /** The API view, with the quote and the transaction as they stand now. */

@@ -156,7 +156,7 @@ describe('a quote execution that needs approval', () => {
     expect(approved.body).toMatchObject({ status: 'APPROVED', quote: { id: quote.id, status: 'COMPLETED' }, transaction: { id: quote.transactionId, status: 'COMPLETED', agentId: agent.id } });
   });
 
-  it('the quote expired before approval: FAILED with QUOTE_EXPIRED, spend given back', async () => {
+  it('the quote expires while its execution waits: FAILED with QUOTE_EXPIRED at once, spend given back', async () => {
     const usageBefore = await usage();
     const quote = await agentQuote(3_000);
     const submitted = await agent.api.post(`/agents/me/quotes/${quote.id}/execute`);
@@ -165,12 +165,11 @@ describe('a quote execution that needs approval', () => {
     expect((await usage()).dailySpend).toBe(usageBefore.dailySpend + quote.totalSendingAmount);
 
     await advance(p, 301);
-    const failed = await approve(submitted.body.id);
-    expect(failed.status).toBe(200);
+    const failed = await agent.api.get(`/agents/me/actions/${submitted.body.id}`);
     expect(failed.body).toMatchObject({ id: submitted.body.id, status: 'FAILED', failureReason: 'QUOTE_EXPIRED', quote: { id: quote.id, status: 'EXPIRED' } });
     expect(failed.body.transaction).toBeUndefined();
     expect((await usage()).dailySpend).toBe(usageBefore.dailySpend);
-    expect((await agent.api.get(`/agents/me/actions/${submitted.body.id}`)).body.status).toBe('FAILED');
+    expect((await approve(submitted.body.id)).status).toBe(409);
   });
 
   it('immediatelyExecute under approval: the quote stays PENDING with an action waiting', async () => {

@@ -13,7 +13,7 @@ import type { RateService } from '../rates/service.js';
 import type { TransactionService } from '../transactions/service.js';
 import type { TransferService } from '../transfers/service.js';
 import { createAgentAuthenticator } from './access-tokens.js';
-import { createActions, FAILED_PAYMENT } from './actions.js';
+import { createActions, ENDS_ACTION } from './actions.js';
 import * as actionsRepo from './actions-repository.js';
 import { createDeviceCodes } from './device-codes.js';
 import { createAgentOperations } from './operations.js';
@@ -247,7 +247,7 @@ export function createAgentService(deps: AgentServiceDeps) {
     /** What the agent itself may do (/agents/me/*). */
     me: operations,
     /** Hook for the transactions service: a failed agent payment fails its action. */
-    transactionHook: { statuses: FAILED_PAYMENT, run: actions.onTransactionChanged },
+    transactionHook: { statuses: ENDS_ACTION, run: actions.onTransactionChanged },
     /** Hook for the customers service: a deleted customer's agents are deleted with it. */
     deleteCustomerAgents: async (trx: Trx, platform: PlatformRef, customerId: string) => {
       for (const id of await deleteWhere(trx, platform, { customerId })) authentication.evict(id);
