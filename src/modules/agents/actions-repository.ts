@@ -99,25 +99,25 @@ export async function linkTransaction(ex: Executor, id: string, transactionId: s
   await ex.updateTable('agent_actions').set({ transaction_id: transactionId }).where('id', '=', id).execute();
 }
 
-/** The approved action behind a payment that failed becomes FAILED (its spend stops counting). */
-export async function failByTransaction(ex: Executor, platformId: string, transactionId: string, reason: string, now: Date): Promise<void> {
+/**
+ * The action still `from` that a payment or quote names becomes FAILED, so its spend stops
+ * counting: the approved action behind a payment that failed (`transaction_id`, APPROVED), or a
+ * held execution whose quote expired and which approving could only fail (`quote_id`,
+ * PENDING_APPROVAL).
+ */
+export async function failActionOf(
+  ex: Executor,
+  platformId: string,
+  of: { column: 'transaction_id' | 'quote_id'; id: string; from: ActionStatus },
+  reason: string,
+  now: Date,
+): Promise<void> {
   await ex
     .updateTable('agent_actions')
     .set({ status: 'FAILED', failure_reason: reason, updated_at: now })
-    .where('transaction_id', '=', transactionId)
+    .where(of.column, '=', of.id)
     .where('platform_id', '=', platformId)
-    .where('status', '=', 'APPROVED')
-    .execute();
-}
-
-/** A held execution whose quote expired becomes FAILED (its spend stops counting): approving it could only fail. */
-export async function failPendingByQuote(ex: Executor, platformId: string, quoteId: string, reason: string, now: Date): Promise<void> {
-  await ex
-    .updateTable('agent_actions')
-    .set({ status: 'FAILED', failure_reason: reason, updated_at: now })
-    .where('quote_id', '=', quoteId)
-    .where('platform_id', '=', platformId)
-    .where('status', '=', 'PENDING_APPROVAL')
+    .where('status', '=', of.from)
     .execute();
 }
 

@@ -317,10 +317,11 @@ export function createActions(deps: ActionDeps) {
   /** Transaction hook: an agent's payment that failed fails its action (in the same transaction). */
   async function onTransactionChanged(trx: Trx, platform: { id: string; clockOffsetMs: number }, record: TransactionRecord): Promise<void> {
     if (!record.agentId) return;
+    const now = clock.now(platform);
     if (record.status === 'EXPIRED' && record.quoteId) {
-      await actionsRepo.failPendingByQuote(trx, platform.id, record.quoteId, 'QUOTE_EXPIRED', clock.now(platform));
+      await actionsRepo.failActionOf(trx, platform.id, { column: 'quote_id', id: record.quoteId, from: 'PENDING_APPROVAL' }, 'QUOTE_EXPIRED', now);
     } else if (FAILED_PAYMENT.includes(record.status)) {
-      await actionsRepo.failByTransaction(trx, platform.id, record.id, record.failureReason ?? `PAYMENT_${record.status}`, clock.now(platform));
+      await actionsRepo.failActionOf(trx, platform.id, { column: 'transaction_id', id: record.id, from: 'APPROVED' }, record.failureReason ?? `PAYMENT_${record.status}`, now);
     }
   }
 
