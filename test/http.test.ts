@@ -114,6 +114,20 @@ describe('error envelope', () => {
       await limited.close();
     }
   });
+
+  it('answers no more than the limit of failed authentications sent at once', async () => {
+    const limited = await startTestApp();
+    try {
+      // An unknown client id is looked up in the database on every attempt, so all of these are
+      // in flight together.
+      const wrong = apiClient(limited.corridor, { clientId: 'burst-guesser', clientSecret: 'v'.repeat(20) });
+      const statuses = await Promise.all(Array.from({ length: 40 }, () => wrong.get('/config').then((r) => r.status)));
+      expect(statuses.filter((s) => s === 401)).toHaveLength(20);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(20);
+    } finally {
+      await limited.close();
+    }
+  });
 });
 
 describe('request logs', () => {

@@ -106,9 +106,16 @@ export function installAuth(
     try {
       await (mode === 'agent' ? bearer(request) : basic(request));
     } catch (error) {
-      if (error instanceof ServiceError && error.code === 'UNAUTHORIZED') limiter.record(key);
+      if (error instanceof ServiceError && error.code === 'UNAUTHORIZED') {
+        limiter.check(key);
+        limiter.record(key);
+      }
       throw error;
     }
+    // Checked again once the outcome is known, in the same turn as the failures are counted:
+    // attempts sent together all pass the first check, and without this one a burst would have
+    // every guess answered, a right one included.
+    limiter.check(key);
   });
 }
 
