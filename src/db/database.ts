@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Kysely, PostgresDialect, sql, type CompiledQuery, type Transaction } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
+import { plannedPerCall } from './plans.js';
 import { parseTimestamptz } from './timestamps.js';
 import type { DB } from './schema.js';
 
@@ -75,7 +76,7 @@ function preparedStatements(client: pg.PoolClient): pg.PoolClient {
   client.on('error', () => {});
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as { query: unknown }).query = (text: unknown, values?: unknown[]) => {
-    if (typeof text !== 'string' || !values || values.length === 0) return query(text, values);
+    if (typeof text !== 'string' || !values || values.length === 0 || plannedPerCall(text)) return query(text, values);
     const name = statementName(text);
     if (!names.has(name)) {
       if (names.size >= MAX_PREPARED_PER_CONNECTION) return query(text, values);

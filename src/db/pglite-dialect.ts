@@ -11,6 +11,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
+import { plannedPerCall } from './plans.js';
 
 // PGlite's wire-protocol helpers, loaded with PGlite itself (a server on PostgreSQL never loads it).
 let pgliteModule: Promise<typeof import('@electric-sql/pglite')> | undefined;
@@ -124,7 +125,7 @@ class PGliteConnection implements DatabaseConnection {
       return { rows: (last?.rows ?? []) as R[], numAffectedRows: BigInt(last?.affectedRows ?? 0) };
     }
     const params = compiled.parameters as unknown[];
-    const full = this.prepared.size >= MAX_PREPARED && !this.prepared.has(compiled.sql);
+    const full = plannedPerCall(compiled.sql) || (this.prepared.size >= MAX_PREPARED && !this.prepared.has(compiled.sql));
     // `query` takes PGlite's lock itself, so it must not run inside `runExclusive`.
     const result = full ? await this.pglite.query<R>(compiled.sql, params) : await this.pglite.runExclusive(() => this.runPrepared<R>(compiled.sql, params));
     return { rows: result.rows, numAffectedRows: BigInt(result.affectedRows ?? 0) };

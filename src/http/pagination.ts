@@ -2,6 +2,7 @@ import { Type, type TSchema } from 'typebox';
 import { sql, type SelectQueryBuilder } from 'kysely';
 import { invalidInput } from '../core/errors.js';
 import { literalLimit } from '../db/database.js';
+import { PLANNED_PER_CALL } from '../db/plans.js';
 
 /** Query parameters every paginated list accepts. */
 export const PageQuery = {
@@ -87,7 +88,10 @@ export async function keysetPage<Row extends { created_at: Date; id: string }>(
   const order = options.order ?? 'desc';
   const createdAt = options.createdAtColumn ?? 'created_at';
   const id = options.idColumn ?? 'id';
-  const counted = options.total ?? base.clearSelect().clearOrderBy().select(sql<number>`count(*)::int`.as('n'));
+  // A count of the filtered rows is planned for the platform's own numbers on every call (see
+  // PLANNED_PER_CALL); a maintained total reads one row, and its list keeps its cached plan.
+  const perCall = options.total === undefined;
+  const counted = options.total ?? base.clearSelect().clearOrderBy().select(sql<number>`count(*)::int`.as('n')).modifyEnd(sql.raw(PLANNED_PER_CALL));
 
   let page = base.select(counted.as('__total_count') as any);
   if (options.cursor) {
@@ -95,13 +99,15 @@ export async function keysetPage<Row extends { created_at: Date; id: string }>(
     const op = order === 'asc' ? '>' : '<';
     page = page.where(sql<boolean>`(${sql.ref(createdAt)}, ${sql.ref(id)}) ${sql.raw(op)} (${new Date(at.createdAtMs)}, ${at.id})`);
   }
-  const rows = (await page
+  page = page
     .orderBy(sql.ref(createdAt), order)
     .orderBy(sql.ref(id), order)
-    .limit(literalLimit(limit + 1))
-    .execute()) as (Row & { __total_count: number })[];
+    .limit(literalLimit(limit + 1));
+  if (perCall) page = page.modifyEnd(sql.raw(PLANNED_PER_CALL));
+  const rows = (await page.execute()) as (Row & { __total_count: number })[];
 
-  const totalCount = rows.length > 0 ? rows[0].__total_count : Number((await counted.executeTakeFirst())?.n ?? 0);
+  // An empty first page has nothing to count; past a cursor, the rows before it still count.
+  const totalCount = rows.length > 0 ? rows[0].__total_count : options.cursor ? Number((await counted.executeTakeFirst())?.n ?? 0) : 0;
   const hasMore = rows.length > limit;
   const pageRows = hasMore ? rows.slice(0, limit) : rows;
   for (const row of pageRows) delete (row as Partial<typeof row>).__total_count;
