@@ -221,6 +221,8 @@ describe('corridor ledger verify', () => {
     const empty = await cli(['ledger', 'verify'], here);
     expect(empty.code).toBe(0);
     expect(empty.out).toContain('ledger OK');
+    // A line per check on stderr as it starts, so a long check shows where it is.
+    expect(empty.err.match(/\[\d+\.\d s\] .*…/g)).toHaveLength(4);
     if (!process.env.TEST_DATABASE_URL) return; // the rest needs the CLI and the app on one database
 
     const corridor = await createCorridor({ config: testConfig(), database: await sharedTestDatabase(), logger: false });

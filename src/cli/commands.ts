@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -206,12 +207,19 @@ async function ledgerVerify(config: Config, args: string[]): Promise<number> {
   return withCorridor(config, async (c) => {
     if (values.platform && !(await c.services.platforms.get(values.platform))) throw new UsageError(`no platform ${values.platform}`);
     if (!values.json) out(`Checking the ledger${values.platform ? ` of ${values.platform}` : ''}…`);
+    // On stderr, so that stdout keeps the result alone (--json).
+    const started = Date.now();
+    const progress = (check: string) => io.err(`  [${((Date.now() - started) / 1000).toFixed(1)} s] ${check}…`);
     // One snapshot for every check: a payment settling between two reads is not a problem.
     const { report, dangling } = await c.database.db
       .transaction()
       .setIsolationLevel('repeatable read')
       .execute(async (trx) => {
-        const report = await c.services.ledger.verify(trx, values.platform);
+        // Its sums group every transfer by account: with PostgreSQL's default 4 MB they spill to
+        // disk on a ledger of a million transfers (3.2 s of a 7.9-s check, review at scale).
+        await sql`set local work_mem = '64MB'`.execute(trx);
+        const report = await c.services.ledger.verify(trx, values.platform, progress);
+        progress('holds of finished payments');
         const holders = await c.services.ledger.transactionsWithPendingLegs(trx, values.platform);
         return { report, dangling: await c.services.transactions.terminalAmong(trx, holders) };
       });

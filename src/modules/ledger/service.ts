@@ -150,7 +150,7 @@ export function createLedgerService({ database, clock }: LedgerServiceDeps) {
     },
     transfersOf,
     transactionsWithPendingLegs,
-    verify: (ex: Executor, platformId?: string) => verifyLedger(ex, platformId),
+    verify: (ex: Executor, platformId?: string, progress?: (check: string) => void) => verifyLedger(ex, platformId, progress),
   };
 }
 

@@ -19,7 +19,7 @@ export interface LedgerReport {
  * transfers; every transfer stays within one currency; per platform and currency, debits equal
  * credits (so all balances, system accounts included, sum to zero).
  */
-export async function verifyLedger(ex: Executor, platformId?: string): Promise<LedgerReport> {
+export async function verifyLedger(ex: Executor, platformId?: string, progress: (check: string) => void = () => {}): Promise<LedgerReport> {
   const scope = platformId ? sql`and a.platform_id = ${platformId}` : sql``;
   const tscope = platformId ? sql`and t.platform_id = ${platformId}` : sql``;
   // Each transfer seen from both of its accounts.
@@ -29,6 +29,7 @@ export async function verifyLedger(ex: Executor, platformId?: string): Promise<L
       select t.credit_account_id, t.state, 0::bigint, t.amount from ledger_transfers t where true ${tscope})`;
   const problems: LedgerProblem[] = [];
 
+  progress('balance columns against transfers');
   const { rows: columnMismatches } = await sql<{
     id: string; platform_id: string; currency: string;
     posted_debits: string; posted_credits: string; pending_debits: string; pending_credits: string;
@@ -62,6 +63,7 @@ export async function verifyLedger(ex: Executor, platformId?: string): Promise<L
     });
   }
 
+  progress('currencies and platforms of transfers');
   const { rows: currencyMismatches } = await sql<{ id: string; platform_id: string; currency: string }>`
     select t.id, t.platform_id, t.currency
     from ledger_transfers t
@@ -74,6 +76,7 @@ export async function verifyLedger(ex: Executor, platformId?: string): Promise<L
 
   // Debits equal credits per platform and currency: balance-checked accounts count by their
   // columns, system accounts (which keep no columns) by their transfers.
+  progress('debits against credits');
   const { rows: imbalances } = await sql<{ platform_id: string; currency: string; debits: string; credits: string }>`
     with ${sides}, system_sums as (
       select account_id, sum(debit) as debits, sum(credit) as credits from sides where state = 'POSTED' group by account_id
