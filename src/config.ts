@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CLIENT_ID_PATTERN } from './core/secrets.js';
 
 /**
  * Environment → typed, validated configuration. Every variable is checked at start; a bad value
@@ -171,7 +172,7 @@ export function loadConfig(env: Env = process.env): Config {
     const missing = sandboxTokenId ? 'SERVICE_SANDBOX_CLIENT_SECRET' : 'SERVICE_SANDBOX_TOKEN_ID';
     throw new ConfigError(missing, 'must be set together with the other SERVICE_SANDBOX_* variable');
   }
-  if (sandboxTokenId && !/^[A-Za-z0-9._~-]{8,128}$/.test(sandboxTokenId)) {
+  if (sandboxTokenId && !CLIENT_ID_PATTERN.test(sandboxTokenId)) {
     throw new ConfigError('SERVICE_SANDBOX_TOKEN_ID', 'must be 8-128 characters of letters, digits, . _ ~ -');
   }
   if (sandboxClientSecret && sandboxClientSecret.length < 16) {

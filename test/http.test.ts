@@ -26,6 +26,12 @@ describe('error envelope', () => {
     const malformed = await t.anonymous.request({ method: 'GET', path: '/config', headers: { authorization: 'Basic !!!' } });
     expect(malformed.status).toBe(401);
     expect(malformed.body.code).toBe('UNAUTHORIZED');
+    // A client id PostgreSQL cannot even compare (NUL) was a 500.
+    for (const credentials of ['\0:\0', 'abc\0defgh:x', 'é'.repeat(10) + ':x']) {
+      const odd = await t.anonymous.request({ method: 'GET', path: '/config', headers: { authorization: `Basic ${Buffer.from(credentials).toString('base64')}` } });
+      expect(odd.status).toBe(401);
+      expect(odd.body.code).toBe('UNAUTHORIZED');
+    }
   });
 
   it('answers carry nosniff, and API answers are not to be cached, errors and shared reads included', async () => {

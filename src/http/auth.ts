@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import { ServiceError } from '../core/errors.js';
 import { addressKey, createFailureLimiter } from '../core/failure-limiter.js';
+import { CLIENT_ID_PATTERN } from '../core/secrets.js';
 import { errors } from './common-schemas.js';
 import { agentTokenIdOf } from '../modules/agents/access-tokens.js';
 import type { Platform, PlatformService } from '../modules/platform/service.js';
@@ -41,7 +42,8 @@ function basicCredentials(header: string | undefined): { id: string; secret: str
   if (!header?.toLowerCase().startsWith('basic ')) return undefined;
   const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  return colon > 0 ? { id: decoded.slice(0, colon), secret: decoded.slice(colon + 1) } : undefined;
+  // An id that cannot be one of ours is malformed, and never reaches the database (which refuses NUL).
+  return colon > 0 && CLIENT_ID_PATTERN.test(decoded.slice(0, colon)) ? { id: decoded.slice(0, colon), secret: decoded.slice(colon + 1) } : undefined;
 }
 
 /** The bearer token of an `Authorization: Bearer` header, or undefined. */
