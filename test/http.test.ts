@@ -309,11 +309,48 @@ describe('request bodies', () => {
       socket.write(`POST /2025-10-13/tokens HTTP/1.1\r\n${headers}\r\n\r\n{`);
       await new Promise((resolve) => socket.on('close', resolve));
       expect(answer).toMatch(/^HTTP\/1\.1 408/);
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ status: 408, code: 'REQUEST_TIMEOUT' });
       expect(Date.now() - startedMs).toBeGreaterThanOrEqual(900);
       expect(Date.now() - startedMs).toBeLessThan(5_000);
     } finally {
       await slow.close();
     }
+  });
+
+  it('requests that are not HTTP, or whose headers are over 16 KiB, are answered in the envelope', async () => {
+    const address = t.corridor.app.server.listening ? `http://127.0.0.1:${(t.corridor.app.server.address() as { port: number }).port}` : await t.corridor.app.listen({ host: '127.0.0.1', port: 0 });
+    const exchange = (request: string) =>
+      new Promise<string>((resolve) => {
+        const socket = connect(Number(new URL(address).port), '127.0.0.1');
+        let answer = '';
+        socket.on('data', (chunk) => (answer += chunk.toString()));
+        socket.on('close', () => resolve(answer));
+        socket.on('error', () => {});
+        socket.write(request);
+      });
+    const cases = [
+      ['GET /2025-10-13/config HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n', 400, 'INVALID_INPUT'],
+      ['GET /2025-10-13/config HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n', 400, 'INVALID_INPUT'],
+      [`GET /2025-10-13/config HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'HEADERS_TOO_LARGE'],
+    ] as const;
+    for (const [request, status, code] of cases) {
+      const answer = await exchange(request);
+      expect(answer).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      expect(answer).toMatch(/content-type: application\/json/i);
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ status, code, message: expect.any(String) });
+    }
+  });
+
+  it('a body nested deeper than 32 levels is 400, not a stack overflow where it is stored', async () => {
+    const nested = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+    const deep = await p.api.request({ method: 'POST', path: '/tokens', headers: { 'content-type': 'application/json' }, body: `{"name":"deep","permissions":["VIEW"],"x":${nested(5_000)}}` });
+    expect(deep.status).toBe(400);
+    expect(deep.body).toMatchObject({ code: 'INVALID_INPUT', details: { errors: [{ field: 'body' }] } });
+    expect(deep.body.message).toMatch(/32 deep/);
+    // At the limit the body is read, and refused for what it says (an unknown field).
+    const atLimit = await p.api.request({ method: 'POST', path: '/tokens', headers: { 'content-type': 'application/json' }, body: `{"name":"deep","permissions":["VIEW"],"x":${nested(31)}}` });
+    expect(atLimit.status).toBe(400);
+    expect(atLimit.body.details.errors[0]).toMatchObject({ field: 'x', constraint: 'additionalProperties' });
   });
 
   it('a request that arrives while the server shuts down gets 503 in the error envelope', async () => {

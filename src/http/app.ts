@@ -29,7 +29,7 @@ import type { CoreDeps, Services } from '../services.js';
 import { documentAuthErrors, installAuth } from './auth.js';
 import { ErrorEnvelope } from './common-schemas.js';
 import { installReadCoalescing } from './coalescing.js';
-import { envelope, frameworkErrors, installErrorHandling } from './errors.js';
+import { clientErrors, envelope, frameworkErrors, installErrorHandling } from './errors.js';
 import { settleWithin } from './deadline.js';
 import { invalidInput, type ServiceError } from '../core/errors.js';
 import { documentIdempotencyKey, installIdempotency } from './idempotency.js';
@@ -81,6 +81,19 @@ function holdsLoneSurrogate(value: unknown): boolean {
   return false;
 }
 
+/**
+ * Deeper than any body of the API needs, even in its free-form objects (`senderCustomerInfo`):
+ * a body thousands of levels deep overflowed the stack where it was serialized for storage.
+ */
+const MAX_JSON_DEPTH = 32;
+
+function nestedDeeperThan(value: unknown, levels: number): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (levels === 0) return true;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) if (nestedDeeperThan(item, levels - 1)) return true;
+  return false;
+}
+
 /** Request ids for log lines: unique across processes (a random prefix per process), cheap per request. */
 function requestIds(): () => string {
   const prefix = randomBytes(6).toString('base64url');
@@ -124,6 +137,7 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
     schemaController: { compilersFactory: { buildValidator: buildValidator as any, buildSerializer: buildSerializer as any } },
     genReqId: requestIds(),
     frameworkErrors,
+    clientErrorHandler: clientErrors,
     // A pino child per request costs more than a small request's own work; build it on first use.
     ...(options.logger && { childLoggerFactory: lazyRequestLogger }),
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -135,15 +149,15 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
   app.removeContentTypeParser(['text/plain', 'application/json']);
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') done(null, undefined);
-    else if ((body as string).includes('\\u0000') && ESCAPED_NUL.test(body as string)) done(invalidInput('body', 'text must not contain NUL characters (\\u0000)', 'format'), undefined);
-    else if (!ESCAPED_SURROGATE.test(body as string)) parseJson(request, body as string, done);
-    else {
-      parseJson(request, body as string, (error, value) => {
-        if (!error && holdsLoneSurrogate(value)) done(invalidInput('body', 'text must be valid Unicode: a \\uD800–\\uDFFF escape must be half of a surrogate pair', 'format'), undefined);
-        else done(error, value);
-      });
-    }
+    const text = body as string;
+    if (text === '') return done(null, undefined);
+    if (text.includes('\\u0000') && ESCAPED_NUL.test(text)) return done(invalidInput('body', 'text must not contain NUL characters (\\u0000)', 'format'), undefined);
+    parseJson(request, text, (error, value) => {
+      if (error) done(error, undefined);
+      else if (nestedDeeperThan(value, MAX_JSON_DEPTH)) done(invalidInput('body', `JSON must not nest objects and arrays more than ${MAX_JSON_DEPTH} deep`, 'format'), undefined);
+      else if (ESCAPED_SURROGATE.test(text) && holdsLoneSurrogate(value)) done(invalidInput('body', 'text must be valid Unicode: a \\uD800–\\uDFFF escape must be half of a surrogate pair', 'format'), undefined);
+      else done(null, value);
+    });
   });
   // Shutting down: requests that still arrive (on kept-alive connections) are told to go elsewhere.
   let closing = false;

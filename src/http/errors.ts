@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_STATUS, ServiceError, type ErrorCode, type FieldError } from '../core/errors.js';
 import { toFieldErrors } from './validation.js';
@@ -73,6 +75,30 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
       : 'the path is not valid: percent-escapes must encode UTF-8 text';
   // Sent before the hooks that add these headers to every other answer.
   void reply.code(400).headers({ 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' }).send(envelope('INVALID_INPUT', message));
+}
+
+/**
+ * Requests Node's HTTP parser refuses before Fastify sees them (broken framing, a request line
+ * and headers over Node's 16 KiB, a client too slow to send its request): answered in the
+ * envelope, then the connection is closed, as Node's own answer would.
+ */
+export function clientErrors(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [code, message]: [ErrorCode, string] =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? ['REQUEST_TIMEOUT', 'the request did not arrive in time']
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? ['HEADERS_TOO_LARGE', 'the request line and headers are larger than 16 KiB']
+        : ['INVALID_INPUT', 'the request is not valid HTTP/1.1'];
+  const body = JSON.stringify(envelope(code, message));
+  const status = ERROR_STATUS[code];
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }
 
 /** One place where failures become responses: expected ones logged at info, the rest at error and masked. */
