@@ -276,18 +276,18 @@ describe('/openapi.json', () => {
     expect(missing).toEqual([]);
   });
 
-  it('documents 401, 403 and 429 on every authenticated operation', async () => {
+  it('documents the answers any operation can give: 503; 413 and 415 with a body; 401, 403 and 429 when authenticated; 409 and 422 with an Idempotency-Key', async () => {
     const { body: doc } = await t.anonymous.get('/openapi.json');
     const undocumented: string[] = [];
     let open = 0;
     for (const [path, item] of Object.entries<any>(doc.paths)) {
+      if (!path.startsWith('/2025-10-13/')) continue;
       for (const [method, op] of Object.entries<any>(item)) {
         const codes = Object.keys(op.responses ?? {});
-        if (!path.startsWith('/2025-10-13/') || op.security?.length === 0) {
-          open++;
-          continue;
-        }
-        for (const code of ['401', '403', '429']) if (!codes.includes(code)) undocumented.push(`${method.toUpperCase()} ${path}: ${code}`);
+        const expected = ['503', ...(method === 'get' ? [] : ['413', '415'])];
+        if (op.security?.length === 0) open++;
+        else expected.push('401', '403', '429', ...(method === 'post' ? ['409', '422'] : []));
+        for (const code of expected) if (!codes.includes(code)) undocumented.push(`${method.toUpperCase()} ${path}: ${code}`);
       }
     }
     expect(open).toBeGreaterThan(0);
@@ -351,6 +351,15 @@ describe('request bodies', () => {
     const atLimit = await p.api.request({ method: 'POST', path: '/tokens', headers: { 'content-type': 'application/json' }, body: `{"name":"deep","permissions":["VIEW"],"x":${nested(31)}}` });
     expect(atLimit.status).toBe(400);
     expect(atLimit.body.details.errors[0]).toMatchObject({ field: 'x', constraint: 'additionalProperties' });
+  });
+
+  it('operations that read no body refuse one that says something; none and {} are the same', async () => {
+    const saying = await p.api.post('/invitations/NOSUCHCODE/cancel', { reason: 'x' });
+    expect(saying.status).toBe(400);
+    expect(saying.body.details.errors[0]).toMatchObject({ field: 'body' });
+    expect((await p.api.request({ method: 'DELETE', path: '/tokens/Token:nope', body: [1] })).status).toBe(400);
+    expect((await p.api.post('/invitations/NOSUCHCODE/cancel', {})).status).toBe(404);
+    expect((await p.api.request({ method: 'POST', path: '/invitations/NOSUCHCODE/cancel', headers: { 'content-type': 'application/json' } })).status).toBe(404);
   });
 
   it('a request that arrives while the server shuts down gets 503 in the error envelope', async () => {

@@ -27,7 +27,7 @@ import { webhookRoutes } from '../modules/webhooks/routes.js';
 import { umaProtocolRoutes, umaRoutes } from '../modules/uma/routes.js';
 import type { CoreDeps, Services } from '../services.js';
 import { documentAuthErrors, installAuth } from './auth.js';
-import { ErrorEnvelope } from './common-schemas.js';
+import { documentCommonErrors, ErrorEnvelope } from './common-schemas.js';
 import { installReadCoalescing } from './coalescing.js';
 import { clientErrors, envelope, frameworkErrors, installErrorHandling } from './errors.js';
 import { settleWithin } from './deadline.js';
@@ -37,7 +37,7 @@ import { installMetrics } from './metrics.js';
 import { lazyRequestLogger } from './request-logger.js';
 import type { Api } from './types.js';
 import { buildSerializer } from './serialization.js';
-import { buildValidator } from './validation.js';
+import { buildValidator, refuseBodiesWhereNoneIsRead } from './validation.js';
 
 export const API_VERSION = '2025-10-13';
 export const API_PREFIX = `/${API_VERSION}`;
@@ -197,7 +197,7 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
       security: [{ BasicAuth: [] }],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
-    transform: ({ schema, url, route }) => ({ schema: documentAuthErrors(documentIdempotencyKey(schema, route), route, API_PREFIX) as never, url }),
+    transform: ({ schema, url, route }) => ({ schema: documentCommonErrors(documentAuthErrors(documentIdempotencyKey(schema, route), route, API_PREFIX), route, API_PREFIX) as never, url }),
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
@@ -226,6 +226,7 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
       installAuth(api, { tokens: services.tokens, platforms: services.platforms, agents: () => services.agents.authenticator });
       installIdempotency(api, { database: deps.database, clock: deps.clock });
       installReadCoalescing(api, { onShared: metrics.countSharedRead });
+      refuseBodiesWhereNoneIsRead(api);
       registerApi(api as unknown as Api, services);
     },
     { prefix: API_PREFIX },

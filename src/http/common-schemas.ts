@@ -1,3 +1,4 @@
+import type { FastifySchema, RouteOptions } from 'fastify';
 import { Type, type TSchema } from 'typebox';
 
 /** The error envelope every non-2xx response carries. */
@@ -37,11 +38,13 @@ const STATUS_TEXT: Record<number, string> = {
   410: 'Gone',
   412: 'The counterparty does not support this UMA version',
   413: 'Request body too large',
+  415: 'Request body of a media type the operation does not take',
   422: 'Idempotency key reused with a different request',
   424: 'A counterparty failed',
   429: 'Too many requests',
   500: 'Unexpected server error',
   501: 'Not implemented',
+  503: 'The database is unreachable or busy, or the server is shutting down; retry',
 };
 
 /** Error responses for a route's schema, documented with the shared envelope. */
@@ -101,4 +104,17 @@ export function Discriminated<T extends TSchema[]>(propertyName: string, variant
     discriminator: { propertyName },
     ...options,
   });
+}
+
+/**
+ * For the OpenAPI document: answers every operation of the API can give whatever it declares:
+ * 503 when the database is out of reach or the server shuts down, and 413 and 415 for a body
+ * too large or of another media type on operations that may carry one.
+ */
+export function documentCommonErrors(schema: FastifySchema | undefined, route: RouteOptions, prefix: string): FastifySchema | undefined {
+  if (!schema?.response || !route.url.startsWith(`${prefix}/`)) return schema;
+  const takesBody = [route.method].flat().some((method) => method !== 'GET' && method !== 'HEAD');
+  const common = errors(413, 415, 503);
+  const added = takesBody ? { 413: common[413], 415: common[415], 503: common[503] } : { 503: common[503] };
+  return { ...schema, response: { ...added, ...(schema.response as object) } };
 }

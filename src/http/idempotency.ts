@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import { Type } from 'typebox';
+import { errors } from './common-schemas.js';
 import { sql } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import type { ServiceContext } from '../core/context.js';
@@ -263,5 +264,8 @@ export function documentIdempotencyKey(schema: FastifySchema | undefined, route:
   const open = (schema as { security?: unknown[] } | undefined)?.security?.length === 0;
   if (!schema || !post || open) return schema;
   const headers = (schema.headers ?? { type: 'object', properties: {} }) as { properties?: Record<string, unknown> };
-  return { ...schema, headers: { ...headers, properties: { ...headers.properties, 'idempotency-key': IdempotencyKeyHeader } } };
+  // The key's own answers: the same key still running (409), or sent with another request (422).
+  const { 409: inUse, 422: mismatch } = errors(409, 422);
+  const response = schema.response ? { 409: inUse, 422: mismatch, ...(schema.response as object) } : undefined;
+  return { ...schema, headers: { ...headers, properties: { ...headers.properties, 'idempotency-key': IdempotencyKeyHeader } }, ...(response && { response }) };
 }

@@ -1,8 +1,8 @@
 import AjvModule, { type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
-import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
-import type { FieldError } from '../core/errors.js';
+import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fastify';
+import { invalidInput, type FieldError } from '../core/errors.js';
 
 const Ajv = AjvModule.default ?? AjvModule;
 const addFormats = addFormatsModule.default ?? addFormatsModule;
@@ -132,4 +132,24 @@ export function toFieldErrors(errors: ErrorObject[], part: string | undefined): 
  */
 export async function optionalBody(request: FastifyRequest): Promise<void> {
   request.body ??= {};
+}
+
+/**
+ * Operations that take no request body refuse one that says something, as bodies with unknown
+ * fields are refused elsewhere: a client sending `{"amount": …}` to execute learns it was not read.
+ * No body, `null` and `{}` are all nothing.
+ */
+export function refuseBodiesWhereNoneIsRead(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema as { body?: unknown; consumes?: unknown } | undefined;
+    const readsNoBody = [route.method].flat().every((method) => method === 'GET' || method === 'HEAD');
+    if (readsNoBody || schema?.body || schema?.consumes) return;
+    route.preValidation = [...[route.preValidation ?? []].flat(), refuseBody];
+  });
+}
+
+async function refuseBody(request: FastifyRequest): Promise<void> {
+  const body = request.body;
+  const nothing = body === undefined || body === null || (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0);
+  if (!nothing) throw invalidInput('body', 'this operation takes no request body; send none, or {}', 'type');
 }
