@@ -37,6 +37,7 @@ it('indexes events, quotes and transactions only for the queries that read them'
     where i.indrelid in (select oid from pg_class where relname in ('events', 'quotes', 'transactions') and relnamespace = current_schema()::regnamespace)
     order by 1`.execute(db);
   expect(rows.map((r) => r.name)).toEqual([
+    'events_failed', // /metrics (0038)
     'events_pending',
     'events_pkey',
     'quotes_expiring',
@@ -44,10 +45,11 @@ it('indexes events, quotes and transactions only for the queries that read them'
     'quotes_pkey',
     'transactions_agent',
     'transactions_customer',
-    'transactions_destination',
+    'transactions_destination_page', // GET /transactions?receiverAccountIdentifier (0038)
     'transactions_page',
     'transactions_pkey',
+    'transactions_platform_customer', // ?platformCustomerId (0038)
     'transactions_reference',
-    'transactions_source',
+    'transactions_source_page', // ?senderAccountIdentifier (0038)
   ]);
 });
