@@ -1,7 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../src/core/clock.js';
+import { emitEvents } from '../src/core/events.js';
 import { apiClient, startTestApp, type TestApp, type TestPlatform } from './support/app.js';
 import { newCustomer, type TestCustomer } from './support/quotes.js';
-import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
+import { outboxRow, startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
 // Two Corridor processes on one database, as an operator's replicas run: `a` takes the PATCH
 // /config, `b` holds the platform in its cache (at most a second old) from just before.
@@ -10,8 +12,9 @@ let b: TestApp;
 const receivers: WebhookReceiver[] = [];
 
 beforeAll(async () => {
-  a = await startTestApp();
-  b = await startTestApp();
+  // Events emitted here are made up to test delivery.
+  a = await startTestApp({}, { madeUpEvents: true });
+  b = await startTestApp({}, { madeUpEvents: true });
 });
 afterEach(async () => {
   await Promise.all(receivers.splice(0).map((r) => r.close()));
@@ -64,5 +67,33 @@ describe('incoming payments on the other process', () => {
     const res = await receive();
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.status).toBe('COMPLETED');
+  });
+});
+
+describe('webhooks claimed by the other process', () => {
+  async function emitted(p: TestPlatform): Promise<string> {
+    const [id] = await emitEvents(a.corridor.database.db, p.platform, [{ type: 'CUSTOMER.KYC_APPROVED', data: { id: 'Customer:1' } }], systemClock);
+    return id;
+  }
+
+  it('go to an endpoint set a moment before, not skipped', async () => {
+    const p = await a.createPlatform();
+    const hooks = await receiver();
+    await changeEndpointBehindB(p, hooks.url);
+    const id = await emitted(p);
+    await b.corridor.services.webhooks.deliverDue();
+    expect(hooks.requests.map((r) => r.json?.id)).toEqual([id]);
+    expect((await outboxRow(a.corridor.database, id)).delivery_state).toBe('DELIVERED');
+  });
+
+  it('go to the new endpoint, not the old one', async () => {
+    const p = await a.createPlatform();
+    const [before, after] = [await receiver(), await receiver()];
+    await p.api.patch('/config', { webhookEndpoint: before.url });
+    await changeEndpointBehindB(p, after.url);
+    const id = await emitted(p);
+    await b.corridor.services.webhooks.deliverDue();
+    expect(before.requests).toHaveLength(0);
+    expect(after.requests.map((r) => r.json?.id)).toEqual([id]);
   });
 });

@@ -33,7 +33,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
   const keys = createSigningKeys(database);
   const hooks = createResponseHooks(log);
   const settings = { ...DEFAULT_DELIVERY_SETTINGS, ...deps.settings };
-  const workerDeps = { database, clock, log, keys, hooks, platform: (id: string) => platforms.get(id) };
+  const workerDeps = { database, clock, log, keys, hooks };
   const worker = new WebhookWorker(workerDeps, settings);
 
   async function signingKey(ctx: ServiceContext): Promise<SigningKeyView> {
