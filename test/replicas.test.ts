@@ -97,3 +97,16 @@ describe('webhooks claimed by the other process', () => {
     expect(after.requests.map((r) => r.json?.id)).toEqual([id]);
   });
 });
+
+describe('the test webhook on the other process', () => {
+  it('goes to the endpoint set a moment before', async () => {
+    const p = await a.createPlatform();
+    const [before, after] = [await receiver(), await receiver()];
+    await p.api.patch('/config', { webhookEndpoint: before.url });
+    await changeEndpointBehindB(p, after.url);
+    const res = await onB(p).api.post('/sandbox/webhooks/test');
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.url).toBe(after.url);
+    expect(before.requests).toHaveLength(0);
+  });
+});
