@@ -1,4 +1,5 @@
-import type { Database } from './db/database.js';
+import { sql } from 'kysely';
+import type { Database, Executor, Trx } from './db/database.js';
 import type { Services } from './services.js';
 import type { ApiTokenView, Permission } from './modules/tokens/schemas.js';
 import type { NewPlatform, Platform } from './modules/platform/service.js';
@@ -18,11 +19,13 @@ export async function createPlatformWithToken(
   database: Database,
   preset?: { clientId: string; clientSecret: string },
 ): Promise<PlatformCredentials> {
-  return transact(database.db, async (trx) => {
-    const platform = await services.platforms.create(input, trx);
-    const token = await services.tokens.issue(trx, platform, { name: `${input.name} default token`, permissions: ALL_PERMISSIONS }, preset);
-    return { platform, token };
-  });
+  return transact(database.db, (trx) => createWithToken(services, trx, input, preset));
+}
+
+async function createWithToken(services: Services, trx: Trx, input: NewPlatform, preset?: { clientId: string; clientSecret: string }): Promise<PlatformCredentials> {
+  const platform = await services.platforms.create(input, trx);
+  const token = await services.tokens.issue(trx, platform, { name: `${input.name} default token`, permissions: ALL_PERMISSIONS }, preset);
+  return { platform, token };
 }
 
 export type SandboxBootstrap =
@@ -42,21 +45,35 @@ export async function ensureSandboxPlatform(
   database: Database,
   env: { tokenId?: string; clientSecret?: string },
 ): Promise<SandboxBootstrap> {
+  const settled = await alreadySet(services, database.db, env);
+  if (settled) return settled;
+  // Servers starting together on an empty database take turns: the first creates the platform,
+  // the others find it when they check again after its commit.
+  return transact(database.db, async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtextextended('corridor:sandbox-bootstrap', 0))`.execute(trx);
+    return (await alreadySet(services, trx, env)) ?? (await setUp(services, trx, env));
+  });
+}
+
+/** What start-up finds when there is nothing to create. */
+async function alreadySet(services: Services, ex: Executor, env: { tokenId?: string; clientSecret?: string }): Promise<SandboxBootstrap | undefined> {
   if (env.tokenId && env.clientSecret) {
-    const platformId = await services.tokens.ensureSecret(env.tokenId, env.clientSecret);
-    if (platformId) return { kind: 'configured', platformId, clientId: env.tokenId };
-    const preset = { clientId: env.tokenId, clientSecret: env.clientSecret };
-    const platforms = await services.platforms.list();
-    if (platforms.length === 1 && platforms[0].mode === 'SANDBOX') {
-      // The platform an earlier start created: pinning credentials later keeps what it holds.
-      const [platform] = platforms;
-      await transact(database.db, (trx) => services.tokens.issue(trx, platform, { name: 'Pinned sandbox token', permissions: ALL_PERMISSIONS }, preset));
-      return { kind: 'configured', platformId: platform.id, clientId: env.tokenId };
-    }
-    const credentials = await createPlatformWithToken(services, { name: 'Sandbox', mode: 'SANDBOX' }, database, preset);
-    return { kind: 'created', credentials };
+    const platformId = await services.tokens.ensureSecret(env.tokenId, env.clientSecret, ex);
+    return platformId ? { kind: 'configured', platformId, clientId: env.tokenId } : undefined;
   }
-  const platforms = await services.platforms.list();
-  if (platforms.length > 0) return { kind: 'existing', platforms };
-  return { kind: 'created', credentials: await createPlatformWithToken(services, { name: 'Sandbox', mode: 'SANDBOX' }, database) };
+  const platforms = await services.platforms.list(ex);
+  return platforms.length > 0 ? { kind: 'existing', platforms } : undefined;
+}
+
+async function setUp(services: Services, trx: Trx, env: { tokenId?: string; clientSecret?: string }): Promise<SandboxBootstrap> {
+  if (!env.tokenId || !env.clientSecret) return { kind: 'created', credentials: await createWithToken(services, trx, { name: 'Sandbox', mode: 'SANDBOX' }) };
+  const preset = { clientId: env.tokenId, clientSecret: env.clientSecret };
+  const platforms = await services.platforms.list(trx);
+  if (platforms.length === 1 && platforms[0].mode === 'SANDBOX') {
+    // The platform an earlier start created: pinning credentials later keeps what it holds.
+    const [platform] = platforms;
+    await services.tokens.issue(trx, platform, { name: 'Pinned sandbox token', permissions: ALL_PERMISSIONS }, preset);
+    return { kind: 'configured', platformId: platform.id, clientId: env.tokenId };
+  }
+  return { kind: 'created', credentials: await createWithToken(services, trx, { name: 'Sandbox', mode: 'SANDBOX' }, preset) };
 }

@@ -275,6 +275,23 @@ describe('start-up sandbox platform', () => {
     }
   });
 
+  it.each([
+    ['without credentials', {}, ['created', 'existing']],
+    ['with pinned credentials', { tokenId: 'raced-sandbox-token', clientSecret: 'raced-sandbox-secret-01' }, ['configured', 'created']],
+  ])('creates one sandbox platform when two servers start together on an empty database (%s)', async (_name, env, kinds) => {
+    const database = await sharedTestDatabase();
+    await resetDatabase(database);
+    const [one, two] = [await createCorridor({ config: testConfig(), database, logger: false }), await createCorridor({ config: testConfig(), database, logger: false })];
+    try {
+      const results = await Promise.all([one, two].map((corridor) => ensureSandboxPlatform(corridor.services, corridor.database, env)));
+      expect(results.map((r) => r.kind).sort()).toEqual(kinds);
+      expect(await one.services.platforms.list()).toHaveLength(1);
+    } finally {
+      await two.close();
+      await one.close();
+    }
+  });
+
   it('ensures exactly the configured credentials, idempotently, beside a production platform', async () => {
     const database = await sharedTestDatabase();
     await resetDatabase(database);

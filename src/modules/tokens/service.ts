@@ -111,12 +111,12 @@ export function createTokenService({ database, clock }: TokenServiceDeps) {
    * Makes sure a token with this client id exists on a platform and accepts exactly this secret.
    * Returns the platform id, or undefined when no such token exists yet.
    */
-  async function ensureSecret(clientId: string, clientSecret: string): Promise<string | undefined> {
-    const row = await repo.findActiveByClientId(database.db, clientId);
+  async function ensureSecret(clientId: string, clientSecret: string, ex: Executor = database.db): Promise<string | undefined> {
+    const row = await repo.findActiveByClientId(ex, clientId);
     if (!row) return undefined;
     if (!safeEqual(hashSecret(clientSecret, row.secret_salt), row.secret_hash)) {
       const salt = randomSecret(16);
-      await repo.replaceSecret(database.db, row.id, salt, hashSecret(clientSecret, salt), new Date(clock.realNowMs()));
+      await repo.replaceSecret(ex, row.id, salt, hashSecret(clientSecret, salt), new Date(clock.realNowMs()));
       invalidate(clientId);
     }
     return row.platform_id;

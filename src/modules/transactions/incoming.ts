@@ -18,11 +18,12 @@ export interface IncomingPaymentDeps {
   jobs: JobRunner;
   /** Delivers the INCOMING_PAYMENT.PENDING webhook now rather than on the next poll. */
   wakeWebhooks: () => void;
-}
-
-/** The platform's webhook endpoint, if any: with one, incoming payments wait for its answer. */
-export interface IncomingPlatform extends PlatformRef {
-  webhookEndpoint: string | null;
+  /**
+   * The platform's webhook endpoint as stored, read in the payment's transaction: with one, the
+   * payment waits for its answer. Not a cached copy, which another process's PATCH /config can
+   * have changed a moment ago.
+   */
+  webhookEndpointOf: (trx: Trx, platformId: string) => Promise<string | null>;
 }
 
 export interface IncomingPayment {
@@ -87,8 +88,8 @@ export function createIncomingPayments(deps: IncomingPaymentDeps) {
   }
 
   /** Creates the payment in `trx`: PENDING for the platform to approve, or credited at once. */
-  async function create(trx: Trx, platform: IncomingPlatform, payment: IncomingPayment): Promise<TransactionRecord> {
-    const requireApproval = Boolean(platform.webhookEndpoint);
+  async function create(trx: Trx, platform: PlatformRef, payment: IncomingPayment): Promise<TransactionRecord> {
+    const requireApproval = Boolean(await deps.webhookEndpointOf(trx, platform.id));
     const created = await transactions.create(trx, platform, {
       ...(payment.id && { id: payment.id }),
       type: 'INCOMING',
@@ -116,7 +117,7 @@ export function createIncomingPayments(deps: IncomingPaymentDeps) {
     return (await complete(trx, platform, created.id, { settledAt: clock.now(platform) }))!;
   }
 
-  function receive(platform: IncomingPlatform, payment: IncomingPayment): Promise<TransactionRecord> {
+  function receive(platform: PlatformRef, payment: IncomingPayment): Promise<TransactionRecord> {
     return receiveWithin(platform, payment, (work) => transact(database.db, work));
   }
 
@@ -125,10 +126,15 @@ export function createIncomingPayments(deps: IncomingPaymentDeps) {
    * with the caller's own writes (a request's Idempotency-Key record): `within` runs `create` in
    * it and resolves, once committed, to what the caller makes of the record.
    */
-  async function receiveWithin<R>(platform: IncomingPlatform, payment: IncomingPayment, within: ReceiveWithin<R>): Promise<R> {
+  async function receiveWithin<R>(platform: PlatformRef, payment: IncomingPayment, within: ReceiveWithin<R>): Promise<R> {
     await ledger.systemAccount(platform.id, payment.account.currency, 'UMA_SETTLEMENT');
-    const result = await within((trx) => create(trx, platform, payment));
-    if (platform.webhookEndpoint) deps.wakeWebhooks();
+    let asking = false;
+    const result = await within(async (trx) => {
+      const created = await create(trx, platform, payment);
+      asking = created.awaitingApproval;
+      return created;
+    });
+    if (asking) deps.wakeWebhooks();
     return result;
   }
 

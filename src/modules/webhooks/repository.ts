@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Clock } from '../../core/clock.js';
+import type { Clock, ClockSubject } from '../../core/clock.js';
 import { emitEvents, type EventOwner, type EventType } from '../../core/events.js';
 import type { Database, Executor } from '../../db/database.js';
 import { literalLimit } from '../../db/database.js';
@@ -49,6 +49,20 @@ export interface ClaimedEvent {
   attempts: number;
 }
 
+/**
+ * What delivering an event needs of its platform, as the claim read it: a PATCH /config made
+ * through any process applies from the next claim on, never a cached copy's second later.
+ */
+export interface DeliveryTarget extends ClockSubject {
+  mode: 'SANDBOX' | 'PRODUCTION';
+  webhookEndpoint: string | null;
+}
+
+/** An event the worker claimed, with its platform's delivery settings. */
+export interface DueEvent extends ClaimedEvent {
+  platform: DeliveryTarget;
+}
+
 const CLAIMED_COLUMNS = ['id', 'platform_id', 'type', 'data', 'created_at', 'attempts'] as const;
 
 function toClaimed(row: { id: string; platform_id: string; type: string; data: unknown; created_at: Date; attempts: number }): ClaimedEvent {
@@ -65,10 +79,11 @@ function toClaimed(row: { id: string; platform_id: string; type: string; data: u
 export async function claimDueEvents(
   ex: Executor,
   options: { now: Date; leaseUntil: Date; limit: number; perPlatform: number; room: Map<string, number> },
-): Promise<ClaimedEvent[]> {
+): Promise<DueEvent[]> {
   const full = [...options.room].filter(([, left]) => left <= 0).map(([id]) => id);
   const room = JSON.stringify(Object.fromEntries(options.room));
-  const { rows } = await sql<{ id: string; platform_id: string; type: string; data: unknown; created_at: Date; attempts: number }>`
+  type Row = { id: string; platform_id: string; type: string; data: unknown; created_at: Date; attempts: number };
+  const { rows } = await sql<Row & { mode: DeliveryTarget['mode']; webhook_endpoint: string | null; clock_offset_ms: number }>`
     with candidates as (
       select id, platform_id, next_attempt_at from events
       where delivery_state = 'PENDING' and next_attempt_at <= ${options.now} and platform_id <> all(${full}::text[])
@@ -78,10 +93,13 @@ export async function claimDueEvents(
       select id, platform_id, row_number() over (partition by platform_id order by next_attempt_at, id) as n from candidates
     )
     update events e set next_attempt_at = ${options.leaseUntil}, attempts = e.attempts + 1
-    from ranked r
-    where e.id = r.id and r.n <= coalesce((${room}::jsonb ->> r.platform_id)::int, ${options.perPlatform})
-    returning e.id, e.platform_id, e.type, e.data, e.created_at, e.attempts`.execute(ex);
-  return rows.map(toClaimed);
+    from ranked r, platforms p
+    where e.id = r.id and r.n <= coalesce((${room}::jsonb ->> r.platform_id)::int, ${options.perPlatform}) and p.id = e.platform_id
+    returning e.id, e.platform_id, e.type, e.data, e.created_at, e.attempts, p.mode, p.webhook_endpoint, p.clock_offset_ms`.execute(ex);
+  return rows.map((row) => ({
+    ...toClaimed(row),
+    platform: { mode: row.mode, webhookEndpoint: row.webhook_endpoint, clockOffsetMs: row.clock_offset_ms },
+  }));
 }
 
 /** Writes a TEST event already claimed by the caller, so the queue never sends it a second time. */

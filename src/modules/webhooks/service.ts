@@ -33,7 +33,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
   const keys = createSigningKeys(database);
   const hooks = createResponseHooks(log);
   const settings = { ...DEFAULT_DELIVERY_SETTINGS, ...deps.settings };
-  const workerDeps = { database, clock, log, keys, hooks, platform: (id: string) => platforms.get(id) };
+  const workerDeps = { database, clock, log, keys, hooks };
   const worker = new WebhookWorker(workerDeps, settings);
 
   async function signingKey(ctx: ServiceContext): Promise<SigningKeyView> {
@@ -49,7 +49,8 @@ export function createWebhookService(deps: WebhookServiceDeps) {
 
   /** Writes a TEST event and sends it at once, outside the queue; a failed try is not retried. */
   async function sendTest(ctx: ServiceContext): Promise<TestWebhookResult> {
-    const platform = await platforms.get(ctx.platform.id);
+    // Read, not cached: a PATCH /config through another process a moment ago applies.
+    const platform = await platforms.read(database.db, ctx.platform.id);
     const url = platform?.webhookEndpoint;
     if (!platform || !url) throw new ServiceError('WEBHOOK_ENDPOINT_NOT_SET', 'set webhookEndpoint with PATCH /config first');
     const leaseUntil = new Date(clock.realNowMs() + settings.leaseMs);

@@ -3,13 +3,12 @@ import { toRealTime, type Clock } from '../../core/clock.js';
 import { privateTargetsAllowed } from '../../core/outbound.js';
 import type { Database } from '../../db/database.js';
 import { createWriteBatcher, type WriteBatcher } from '../../db/write-batcher.js';
-import type { Platform } from '../platform/service.js';
 import { DeliveryInterrupted, describeOutcome, sendWebhook, type DeliveryOutcome, type Envelope } from './delivery.js';
 import type { ResponseHooks } from './hooks.js';
 import type { SigningKeys } from './keys.js';
 import { nextState, RETRY_WINDOW_MS } from './policy.js';
 import * as repo from './repository.js';
-import type { ClaimedEvent } from './repository.js';
+import type { ClaimedEvent, DueEvent } from './repository.js';
 
 export interface DeliverySettings {
   /** Tries in flight at once in this process. */
@@ -41,7 +40,6 @@ export interface WebhookWorkerDeps {
   log: Logger;
   keys: SigningKeys;
   hooks: ResponseHooks;
-  platform: (id: string) => Promise<Platform | undefined>;
 }
 
 const RECORD_BATCHING = { kind: 'webhook.attempt' };
@@ -164,7 +162,7 @@ export class WebhookWorker {
     return new Map([...this.perPlatform].map(([id, n]) => [id, this.settings.perPlatformConcurrency - n]));
   }
 
-  private launch(event: ClaimedEvent): void {
+  private launch(event: DueEvent): void {
     this.countPlatform(event.platformId, 1);
     const task: Promise<void> = this.attempt(event)
       .catch((err) => this.deps.log.error({ err, eventId: event.id }, 'webhook delivery could not be recorded; it is retried when its lease ends'))
@@ -182,13 +180,13 @@ export class WebhookWorker {
     else this.perPlatform.delete(platformId);
   }
 
-  private async attempt(event: ClaimedEvent): Promise<void> {
+  private async attempt(event: DueEvent): Promise<void> {
     const { database, clock, hooks } = this.deps;
-    const platform = await this.deps.platform(event.platformId);
+    const { platform } = event;
     const envelope = envelopeOf(event);
     let outcome: DeliveryOutcome;
     try {
-      outcome = await this.send(platform, envelope);
+      outcome = await this.send(event, envelope);
     } catch (error) {
       if (!(error instanceof DeliveryInterrupted)) throw error;
       await repo.releaseClaim(database.db, event, new Date(clock.realNowMs()));
@@ -204,10 +202,10 @@ export class WebhookWorker {
     await this.records.write(RECORD_BATCHING, [repo.attemptRecord(database.db, event, next, new Date(nowMs))]);
   }
 
-  private send(platform: Platform | undefined, envelope: Envelope): Promise<DeliveryOutcome> {
-    const url = platform?.webhookEndpoint;
-    if (!platform || !url) return Promise.resolve({ kind: 'no_endpoint' });
-    return sendWebhook(this.deps.keys, platform.id, url, envelope, {
+  private send({ platformId, platform }: DueEvent, envelope: Envelope): Promise<DeliveryOutcome> {
+    const url = platform.webhookEndpoint;
+    if (!url) return Promise.resolve({ kind: 'no_endpoint' });
+    return sendWebhook(this.deps.keys, platformId, url, envelope, {
       timeoutMs: this.settings.timeoutMs,
       allowPrivate: privateTargetsAllowed(platform, this.settings.allowPrivateEndpoints),
       shutdown: this.shutdown.signal,
