@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { beforeAll, expect, it } from 'vitest';
-import { sharedTestDatabase } from '../../test/support/db.js';
+import { rowsRead, sharedTestDatabase } from '../../test/support/db.js';
 import type { Database, Trx } from './database.js';
 
 let database: Database;
@@ -8,13 +8,6 @@ beforeAll(async () => {
   database = await sharedTestDatabase();
 });
 
-/** Rows of `table` read so far in this transaction: by sequential scans, and index entries read. */
-async function rowsRead(trx: Trx, table: string): Promise<number> {
-  const { rows } = await sql<{ n: string }>`
-    select pg_stat_get_xact_tuples_returned(${table}::regclass)
-         + (select coalesce(sum(pg_stat_get_xact_tuples_returned(indexrelid)), 0) from pg_index where indrelid = ${table}::regclass) as n`.execute(trx);
-  return Number(rows[0].n);
-}
 
 async function holdAndPost(trx: Trx, i: number): Promise<void> {
   await sql`select ledger_record('P', ${`T${i}`}, now(), array[${`L${i}`}], array['A'], array['S'], array[1::bigint], array[true], array['X'])`.execute(trx);

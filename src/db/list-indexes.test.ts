@@ -1,20 +1,14 @@
 import { sql } from 'kysely';
 import { beforeAll, expect, it } from 'vitest';
-import { sharedTestDatabase } from '../../test/support/db.js';
+import { rowsRead, sharedTestDatabase } from '../../test/support/db.js';
 import { listTransactions } from '../modules/transactions/repository.js';
-import type { Database, Trx } from './database.js';
+import type { Database } from './database.js';
 
 let database: Database;
 beforeAll(async () => {
   database = await sharedTestDatabase();
 });
 
-async function rowsRead(trx: Trx, table: string): Promise<number> {
-  const { rows } = await sql<{ n: string }>`
-    select pg_stat_get_xact_tuples_returned(${table}::regclass)
-         + (select coalesce(sum(pg_stat_get_xact_tuples_returned(indexrelid)), 0) from pg_index where indrelid = ${table}::regclass) as n`.execute(trx);
-  return Number(rows[0].n);
-}
 
 // Migration 0038. A temporary copy of `transactions` (with its indexes) stands in for a large
 // platform: 20,000 payments, the oldest 300 from one account and the oldest 5 for one customer.

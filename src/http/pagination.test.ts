@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { beforeAll, expect, it } from 'vitest';
-import { sharedTestDatabase } from '../../test/support/db.js';
-import type { Database, Trx } from '../db/database.js';
+import { rowsRead, sharedTestDatabase } from '../../test/support/db.js';
+import type { Database } from '../db/database.js';
 import { keysetPage } from './pagination.js';
 
 let database: Database;
@@ -9,13 +9,6 @@ beforeAll(async () => {
   database = await sharedTestDatabase();
 });
 
-/** Rows of `table` read so far in this transaction: by sequential scans, and index entries read. */
-async function rowsRead(trx: Trx, table: string): Promise<number> {
-  const { rows } = await sql<{ n: string }>`
-    select pg_stat_get_xact_tuples_returned(${table}::regclass)
-         + (select coalesce(sum(pg_stat_get_xact_tuples_returned(indexrelid)), 0) from pg_index where indrelid = ${table}::regclass) as n`.execute(trx);
-  return Number(rows[0].n);
-}
 
 // A generic plan costs `platform_id = $1` at an even share of the table. With one platform
 // holding nearly every row, PostgreSQL switched the filtered list to a generic plan after a few

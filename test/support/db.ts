@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import pg from 'pg';
-import { openDatabase, type Database } from '../../src/db/database.js';
+import { openDatabase, type Database, type Trx } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 
 let shared: Promise<Database> | undefined;
@@ -49,4 +49,12 @@ export async function resetDatabase(database: Database): Promise<void> {
     where schemaname = 'public' and tablename not like 'kysely_migration%'`.execute(database.db);
   if (rows.length === 0) return;
   await sql.raw(`truncate ${rows.map((r) => `"${r.tablename}"`).join(', ')} restart identity cascade`).execute(database.db);
+}
+
+/** Rows of `table` read so far in this transaction: by sequential scans, and index entries read. */
+export async function rowsRead(trx: Trx, table: string): Promise<number> {
+  const { rows } = await sql<{ n: string }>`
+    select pg_stat_get_xact_tuples_returned(${table}::regclass)
+         + (select coalesce(sum(pg_stat_get_xact_tuples_returned(indexrelid)), 0) from pg_index where indrelid = ${table}::regclass) as n`.execute(trx);
+  return Number(rows[0].n);
 }
