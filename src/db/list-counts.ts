@@ -7,8 +7,17 @@ declare module './schema.js' {
   }
 }
 
-/** The lists whose totals triggers maintain (migration 0019). */
-export type ListName = 'customers:active' | 'customers:deleted' | 'transactions';
+/** The lists whose totals triggers maintain (migrations 0019 and 0039). */
+export type ListName =
+  | 'customers:active'
+  | 'customers:deleted'
+  | 'transactions'
+  | 'internal-accounts:customers'
+  | 'internal-accounts:platform'
+  | 'external-accounts:customers'
+  | 'external-accounts:platform'
+  | 'documents'
+  | 'verifications';
 
 /**
  * The maintained total of an unfiltered list (of several, added up), as a one-row query of `n`:

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Executor, Trx } from '../../db/database.js';
-import { keysetPage } from '../../http/pagination.js';
+import { maintainedCount } from '../../db/list-counts.js';
+import { keysetPage, onlyPages } from '../../http/pagination.js';
 import type { InternalAccountType } from './schemas.js';
 import { ofPlatform } from '../../db/tenant.js';
 
@@ -110,5 +111,7 @@ export async function listAccounts(ex: Executor, platformId: string, filter: Acc
   if (filter.customerId !== undefined) base = base.where('customer_id', '=', filter.customerId);
   if (filter.currency !== undefined) base = base.where('currency', '=', filter.currency);
   if (filter.type !== undefined) base = base.where('type', '=', filter.type);
-  return keysetPage(base, { limit: filter.limit, cursor: filter.cursor });
+  const list = filter.owner === 'platform' ? 'internal-accounts:platform' : 'internal-accounts:customers';
+  const total = onlyPages(filter, ['owner']) ? maintainedCount(ex, platformId, list) : undefined;
+  return keysetPage(base, { limit: filter.limit, cursor: filter.cursor, total });
 }

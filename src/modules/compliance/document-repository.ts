@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Executor, Trx } from '../../db/database.js';
-import { keysetPage } from '../../http/pagination.js';
+import { maintainedCount } from '../../db/list-counts.js';
+import { keysetPage, onlyPages } from '../../http/pagination.js';
 import type { DocumentContentType, DocumentListQuery, DocumentType } from './document-schemas.js';
 import { ofPlatform } from '../../db/tenant.js';
 
@@ -84,5 +85,6 @@ export async function documentsOfCustomer(ex: Executor, platformId: string, cust
 export async function listDocuments(ex: Executor, platformId: string, q: DocumentListQuery) {
   let base = ex.selectFrom('documents').selectAll().where('platform_id', '=', platformId);
   if (q.documentHolder !== undefined) base = base.where('holder_id', '=', q.documentHolder);
-  return keysetPage(base, { limit: q.limit, cursor: q.cursor });
+  const total = onlyPages(q) ? maintainedCount(ex, platformId, 'documents') : undefined;
+  return keysetPage(base, { limit: q.limit, cursor: q.cursor, total });
 }

@@ -1,7 +1,8 @@
 import type { Executor, Trx } from '../../db/database.js';
 import { literalLimit, toJson } from '../../db/database.js';
 import type { Json } from '../../db/schema.js';
-import { keysetPage } from '../../http/pagination.js';
+import { maintainedCount } from '../../db/list-counts.js';
+import { keysetPage, onlyPages } from '../../http/pagination.js';
 import type { CustomerType, VerificationStatus } from '../customers/schemas.js';
 import type { PersonalInfo, VerificationErrorView, VerificationListQuery, VerificationState } from './schemas.js';
 import { ofPlatform } from '../../db/tenant.js';
@@ -176,5 +177,6 @@ export async function listVerifications(ex: Executor, platformId: string, q: Ver
   let base = ex.selectFrom('verifications').selectAll().where('platform_id', '=', platformId);
   if (q.customerId !== undefined) base = base.where('customer_id', '=', q.customerId);
   if (q.verificationStatus !== undefined) base = base.where('status', '=', q.verificationStatus);
-  return keysetPage(base, { limit: q.limit, cursor: q.cursor });
+  const total = onlyPages(q) ? maintainedCount(ex, platformId, 'verifications') : undefined;
+  return keysetPage(base, { limit: q.limit, cursor: q.cursor, total });
 }

@@ -2,7 +2,8 @@ import { sql } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import type { Json } from '../../db/schema.js';
 import { toJson } from '../../db/database.js';
-import { keysetPage } from '../../http/pagination.js';
+import { maintainedCount } from '../../db/list-counts.js';
+import { keysetPage, onlyPages } from '../../http/pagination.js';
 import type { AccountInfo } from './account-types/index.js';
 import type { AccountStatus, VerificationStatus } from './schemas.js';
 import { ofPlatform } from '../../db/tenant.js';
@@ -92,7 +93,9 @@ export async function listAccounts(ex: Executor, platformId: string, filter: Lis
   base = base.where('customer_id', filter.owner === 'customer' ? 'is not' : 'is', null);
   if (filter.customerId !== undefined) base = base.where('customer_id', '=', filter.customerId);
   if (filter.currency !== undefined) base = base.where('currency', '=', filter.currency);
-  return keysetPage(base, { limit: filter.limit, cursor: filter.cursor });
+  const list = filter.owner === 'platform' ? 'external-accounts:platform' : 'external-accounts:customers';
+  const total = onlyPages(filter, ['owner']) ? maintainedCount(ex, platformId, list) : undefined;
+  return keysetPage(base, { limit: filter.limit, cursor: filter.cursor, total });
 }
 
 export async function softDelete(ex: Executor, platformId: string, id: string, owner: Owner, at: Date): Promise<boolean> {
