@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../test/support/app.js';
+import { rowsRead } from '../../test/support/db.js';
 import { expectStatus, testDocumentsDir, uploadDocument, verifiedIndividual } from '../../test/support/verification.js';
 import { listAccounts as listInternalAccounts } from '../modules/accounts/repository.js';
 import { listDocuments } from '../modules/compliance/document-repository.js';
@@ -69,13 +70,6 @@ async function expectTotalsRight(platform: TestPlatform): Promise<void> {
   }
 }
 
-/** Rows of `table` read so far in this transaction: by sequential scans, and index entries read. */
-async function rowsRead(trx: Trx, table: string): Promise<number> {
-  const { rows } = await sql<{ n: string }>`
-    select pg_stat_get_xact_tuples_returned(${table}::regclass)
-         + (select coalesce(sum(pg_stat_get_xact_tuples_returned(indexrelid)), 0) from pg_index where indrelid = ${table}::regclass) as n`.execute(trx);
-  return Number(rows[0].n);
-}
 
 class Rollback extends Error {}
 
