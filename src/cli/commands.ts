@@ -1,8 +1,8 @@
-import { sql } from 'kysely';
 import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { sql } from 'kysely';
 import { createPlatformWithToken, ensureSandboxPlatform, type SandboxBootstrap } from '../bootstrap.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createCore, createCorridor, type CorridorCore } from '../corridor.js';

@@ -1,9 +1,9 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** A random secret of `bytes` bytes of entropy, hex encoded. */
 /** What an API token's client id may be: ours are hex; an operator's pinned sandbox id is checked against it too. */
 export const CLIENT_ID_PATTERN = /^[A-Za-z0-9._~-]{8,128}$/;
 
+/** A random secret of `bytes` bytes of entropy, hex encoded. */
 export function randomSecret(bytes = 24): string {
   return randomBytes(bytes).toString('hex');
 }

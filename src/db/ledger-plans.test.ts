@@ -8,7 +8,6 @@ beforeAll(async () => {
   database = await sharedTestDatabase();
 });
 
-
 async function holdAndPost(trx: Trx, i: number): Promise<void> {
   await sql`select ledger_record('P', ${`T${i}`}, now(), array[${`L${i}`}], array['A'], array['S'], array[1::bigint], array[true], array['X'])`.execute(trx);
   await sql`select ledger_resolve('P', array[${`L${i}`}], null, true, now())`.execute(trx);

@@ -70,7 +70,6 @@ async function expectTotalsRight(platform: TestPlatform): Promise<void> {
   }
 }
 
-
 class Rollback extends Error {}
 
 /** Runs `body` in a transaction that is rolled back afterwards. */

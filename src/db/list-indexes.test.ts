@@ -9,7 +9,6 @@ beforeAll(async () => {
   database = await sharedTestDatabase();
 });
 
-
 // Migration 0038. A temporary copy of `transactions` (with its indexes) stands in for a large
 // platform: 20,000 payments, the oldest 300 from one account and the oldest 5 for one customer.
 // A page of either filter walked the platform's list newest first, filtering, until it reached

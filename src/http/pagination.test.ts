@@ -9,7 +9,6 @@ beforeAll(async () => {
   database = await sharedTestDatabase();
 });
 
-
 // A generic plan costs `platform_id = $1` at an even share of the table. With one platform
 // holding nearly every row, PostgreSQL switched the filtered list to a generic plan after a few
 // calls for that platform (a scan of the table), and then served the small platform's list with it.
