@@ -1,5 +1,6 @@
 import type { Clock } from '../../core/clock.js';
 import type { Database } from '../../db/database.js';
+import { isUmaDomain } from './address.js';
 import { CounterpartyError, type CounterpartyKeys, type KeyDirectory } from './counterparty.js';
 import { verifyUmaSignature } from './keys.js';
 import * as repo from './repository.js';
@@ -53,6 +54,9 @@ export function createAuthenticator(deps: { database: Database; clock: Clock; ke
   }
 
   async function keysOf(domain: string, fresh: boolean): Promise<{ keys: CounterpartyKeys; cached: boolean }> {
+    // Checked before anything is fetched or kept: `evil.example/<anything>` would otherwise make
+    // a new entry of the key cache per request, from one server and without a valid signature.
+    if (!isUmaDomain(domain)) throw new UmaAuthError('COUNTERPARTY_PUBKEY_FETCH_ERROR', 'the signing VASP domain is not a host name');
     try {
       return await deps.keys.keysOf(domain, { fresh });
     } catch (error) {

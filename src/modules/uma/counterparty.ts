@@ -104,8 +104,18 @@ export interface CounterpartyKeys {
  * Other VASPs' public keys, fetched from `/.well-known/lnurlpubkey` and cached for the time they
  * allow (at most ten minutes, so a rotated key is picked up soon).
  */
-export function createKeyDirectory(clock: Clock, policy: NetworkPolicy) {
+/** Domains whose keys are kept at once; past it the least recently used go first. */
+const MAX_CACHED_DOMAINS = 1_000;
+
+export function createKeyDirectory(clock: Clock, policy: NetworkPolicy, { maxDomains = MAX_CACHED_DOMAINS } = {}) {
   const cache = new Map<string, { keys: CounterpartyKeys; expiresAtMs: number }>();
+
+  function remember(domain: string, keys: CounterpartyKeys, expiresAtMs: number): void {
+    cache.delete(domain);
+    if (expiresAtMs <= clock.realNowMs()) return;
+    if (cache.size >= maxDomains) cache.delete(cache.keys().next().value!);
+    cache.set(domain, { keys, expiresAtMs });
+  }
 
   async function fetchKeys(domain: string): Promise<CounterpartyKeys> {
     const answer = await callCounterparty(`${baseUrlOf(domain)}/.well-known/lnurlpubkey`, { method: 'GET' }, policy);
@@ -116,7 +126,7 @@ export function createKeyDirectory(clock: Clock, policy: NetworkPolicy) {
       const keys = { signing: parsed.getSigningPubKey(), encryption: parsed.getEncryptionPubKey() };
       const nowMs = clock.realNowMs();
       const theirs = parsed.expirationTimestamp ? parsed.expirationTimestamp * 1000 : nowMs;
-      cache.set(domain, { keys, expiresAtMs: Math.min(nowMs + MAX_KEY_CACHE_MS, Math.max(nowMs, theirs)) });
+      remember(domain, keys, Math.min(nowMs + MAX_KEY_CACHE_MS, theirs));
       return keys;
     } catch (error) {
       if (error instanceof CounterpartyError) throw error;
@@ -128,7 +138,12 @@ export function createKeyDirectory(clock: Clock, policy: NetworkPolicy) {
     /** The domain's keys; `fresh` skips the cache (after a signature did not verify with a cached key). */
     async keysOf(domain: string, options: { fresh?: boolean } = {}): Promise<{ keys: CounterpartyKeys; cached: boolean }> {
       const hit = cache.get(domain);
-      if (!options.fresh && hit && hit.expiresAtMs > clock.realNowMs()) return { keys: hit.keys, cached: true };
+      if (!options.fresh && hit && hit.expiresAtMs > clock.realNowMs()) {
+        // Used again: to the back of the eviction order.
+        cache.delete(domain);
+        cache.set(domain, hit);
+        return { keys: hit.keys, cached: true };
+      }
       return { keys: await fetchKeys(domain), cached: false };
     },
   };

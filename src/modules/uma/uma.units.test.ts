@@ -4,7 +4,10 @@ import { PubKeyResponse, signPayload } from '@uma-sdk/core';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../config.js';
 import { parseUmaAddress } from './address.js';
-import { isLoopbackDomain } from './counterparty.js';
+import { createAuthenticator, UmaAuthError } from './authentication.js';
+import { createKeyDirectory, isLoopbackDomain, type KeyDirectory } from './counterparty.js';
+import { systemClock } from '../../core/clock.js';
+import { startFakeVasp } from '../../../test/support/uma-vasp.js';
 import { createInvoice, parseInvoice, preimageMatches } from './invoice.js';
 import { verifyUmaSignature } from './keys.js';
 import { fromUmaData, missingMandatory, payerDataOptions, requiredFieldsFrom, toUmaData, umaKeyOf } from './payer-data.js';
@@ -95,6 +98,43 @@ describe('certificates, many times', () => {
     for (let i = 0; i < 300; i++) {
       const der = selfSignedCertificate({ commonName: 'x.example', spkiDer, privateKey, notBefore: new Date(), notAfter: new Date(Date.now() + 86_400_000) });
       expect(() => new X509Certificate(der)).not.toThrow();
+    }
+  });
+});
+
+describe('counterparty keys', () => {
+  it('are not fetched for a signing domain that is not a host name', async () => {
+    let fetched = 0;
+    const keys = { keysOf: async () => (fetched++, { keys: { signing: new Uint8Array(), encryption: new Uint8Array() }, cached: false }) } as unknown as KeyDirectory;
+    const auth = createAuthenticator({ database: undefined as never, clock: systemClock, keys });
+    const message = { payload: 'x', signature: 'ab', nonce: 'n1', timestampSec: Math.floor(Date.now() / 1000) };
+    for (const domain of ['evil.example/a1', 'evil.example?x', 'a b', '']) {
+      await expect(auth.verifyMessage({ ...message, domain })).rejects.toThrow(UmaAuthError);
+    }
+    expect(fetched).toBe(0);
+  });
+
+  it('are kept for a bounded number of domains, the least recently used going first, and not at all once expired', async () => {
+    const vasp = await startFakeVasp();
+    try {
+      let expirationTimestamp: number | undefined = Math.floor(Date.now() / 1000) + 3600;
+      vasp.handle((request) =>
+        request.url.startsWith('/.well-known/lnurlpubkey') ? { body: { signingPubKey: vasp.publicKeyHex, encryptionPubKey: vasp.publicKeyHex, expirationTimestamp } } : undefined,
+      );
+      const port = vasp.domain.split(':')[1];
+      const [a, b] = [`127.0.0.1:${port}`, `localhost:${port}`];
+      const directory = createKeyDirectory(systemClock, { allowPrivate: true }, { maxDomains: 1 });
+      const fetches = () => vasp.requests.filter((r) => r.url.startsWith('/.well-known/lnurlpubkey')).length;
+      expect((await directory.keysOf(a)).cached).toBe(false);
+      expect((await directory.keysOf(a)).cached).toBe(true);
+      await directory.keysOf(b); // takes the one place: a is forgotten
+      expect((await directory.keysOf(a)).cached).toBe(false);
+      expect(fetches()).toBe(3);
+      expirationTimestamp = undefined; // keys without an expiry are used once, never kept
+      expect((await directory.keysOf(b, { fresh: true })).cached).toBe(false);
+      expect((await directory.keysOf(b)).cached).toBe(false);
+    } finally {
+      await vasp.close();
     }
   });
 });
