@@ -9,3 +9,13 @@ export function groupBy<T, K>(items: Iterable<T>, keyOf: (item: T) => K): Map<K,
   }
   return groups;
 }
+
+/**
+ * Sets `key` as the newest entry of a map kept to `max` entries: when full, the oldest entry (the
+ * first in insertion order) goes. For caches whose keys callers can vary.
+ */
+export function setBounded<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
+  map.delete(key);
+  if (map.size >= max) map.delete(map.keys().next().value as K);
+  map.set(key, value);
+}

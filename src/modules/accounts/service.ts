@@ -150,7 +150,7 @@ export function createAccountService(deps: AccountServiceDeps) {
   // reading one by id (a quote's source, a balance event while the account's row is locked)
   // needs the database once per process. Bounded: cleared when full.
   const accountCache = new Map<string, InternalAccount>();
-  const ACCOUNT_CACHE_MAX = 100_000;
+  const ACCOUNT_CACHE_MAX = 20_000; // about 1 KB each
 
   async function accountsById(ex: Executor, platformId: string, ids: string[]): Promise<InternalAccount[]> {
     const missing = ids.filter((id) => !accountCache.has(id));

@@ -1,5 +1,6 @@
 import { PubKeyResponse } from '@uma-sdk/core';
 import type { Clock } from '../../core/clock.js';
+import { setBounded } from '../../core/collections.js';
 import { fetchFor, guardRefusalOf } from '../../core/outbound.js';
 
 /** Whether counterparty calls may go to loopback and private addresses (UMA_ALLOW_PRIVATE_COUNTERPARTIES). */
@@ -111,10 +112,8 @@ export function createKeyDirectory(clock: Clock, policy: NetworkPolicy, { maxDom
   const cache = new Map<string, { keys: CounterpartyKeys; expiresAtMs: number }>();
 
   function remember(domain: string, keys: CounterpartyKeys, expiresAtMs: number): void {
-    cache.delete(domain);
-    if (expiresAtMs <= clock.realNowMs()) return;
-    if (cache.size >= maxDomains) cache.delete(cache.keys().next().value!);
-    cache.set(domain, { keys, expiresAtMs });
+    if (expiresAtMs > clock.realNowMs()) setBounded(cache, domain, { keys, expiresAtMs }, maxDomains);
+    else cache.delete(domain);
   }
 
   async function fetchKeys(domain: string): Promise<CounterpartyKeys> {
@@ -139,9 +138,7 @@ export function createKeyDirectory(clock: Clock, policy: NetworkPolicy, { maxDom
     async keysOf(domain: string, options: { fresh?: boolean } = {}): Promise<{ keys: CounterpartyKeys; cached: boolean }> {
       const hit = cache.get(domain);
       if (!options.fresh && hit && hit.expiresAtMs > clock.realNowMs()) {
-        // Used again: to the back of the eviction order.
-        cache.delete(domain);
-        cache.set(domain, hit);
+        setBounded(cache, domain, hit, maxDomains); // used again: the last to go
         return { keys: hit.keys, cached: true };
       }
       return { keys: await fetchKeys(domain), cached: false };

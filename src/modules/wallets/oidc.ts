@@ -1,5 +1,6 @@
 import { createRemoteJWKSet, customFetch, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import { fetchFor, guardRefusalOf, privateTargetsAllowed } from '../../core/outbound.js';
+import { setBounded } from '../../core/collections.js';
 import type { OidcIssuerSettings } from '../platform/embedded-wallets.js';
 
 /** ID tokens must have been issued at most this long before the request (SPEC §8). */
@@ -61,6 +62,9 @@ type PlatformMode = { mode: 'SANDBOX' | 'PRODUCTION' };
  * from `jwksUri` or its discovery document, cached), `iss`, `aud`, `exp`, and `iat` at most 60 s old.
  * Redirects are not followed (jose's JWKS fetch does not follow them either).
  */
+/** Issuers (and key sets) remembered at once: platforms name their own, so the number is theirs to grow. */
+const MAX_CACHED_ISSUERS = 1_000;
+
 export function createOidcVerifier(policy: OidcNetworkPolicy) {
   const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
   const discovered = new Map<string, { jwksUri: string; expiresAtMs: number }>();
@@ -73,7 +77,7 @@ export function createOidcVerifier(policy: OidcNetworkPolicy) {
     if (!response.ok) throw new OidcError(`the issuer's discovery document answered HTTP ${response.status}`);
     const document = (await response.json()) as { issuer?: string; jwks_uri?: string };
     if (document.issuer !== issuer || typeof document.jwks_uri !== 'string') throw new OidcError('the issuer\'s discovery document is not valid');
-    discovered.set(issuer, { jwksUri: document.jwks_uri, expiresAtMs: Date.now() + DISCOVERY_TTL_MS });
+    setBounded(discovered, issuer, { jwksUri: document.jwks_uri, expiresAtMs: Date.now() + DISCOVERY_TTL_MS }, MAX_CACHED_ISSUERS);
     return document.jwks_uri;
   }
 
@@ -85,7 +89,7 @@ export function createOidcVerifier(policy: OidcNetworkPolicy) {
     let set = keySets.get(key);
     if (!set) {
       set = createRemoteJWKSet(uri, { timeoutDuration: FETCH_TIMEOUT_MS, [customFetch]: fetchFor(allowPrivate) });
-      keySets.set(key, set);
+      setBounded(keySets, key, set, MAX_CACHED_ISSUERS);
     }
     return set;
   }
