@@ -59,7 +59,19 @@ describe('embedded wallets', () => {
     expect(retry.status, JSON.stringify(retry.body)).toBe(202);
     await db
       .insertInto('wallet_auth_challenges')
-      .values({ id: uuidv7(), platform_id: tp.platform.id, credential_id: open.credentialId, kind: 'PASSKEY', challenge: 'c', client_public_key: null, otp_hash: null, attempts: 0, expires_at: new Date(platformNow().getTime() + 5 * MINUTE), consumed_at: null, created_at: platformNow() })
+      .values({
+        id: uuidv7(), // as a passkey challenge's Request-Id
+        platform_id: tp.platform.id,
+        credential_id: open.credentialId,
+        kind: 'PASSKEY',
+        challenge: 'c',
+        client_public_key: null,
+        otp_hash: null,
+        attempts: 0,
+        expires_at: new Date(platformNow().getTime() + 5 * MINUTE),
+        consumed_at: null,
+        created_at: platformNow(),
+      })
       .execute();
     const credentials = [open.credentialId, ended.credentialId, opened.credentialId];
     const left = async () => ({
@@ -165,7 +177,8 @@ describe('on a running server', () => {
     try {
       const { db } = server.corridor.database;
       const scope = `first-run-${Date.now()}`;
-      await db.insertInto('idempotency_keys').values({ scope, key: 'k', request_hash: 'x', status_code: 200, created_at: new Date(Date.now() - IDEMPOTENCY_RETENTION_MS - HOUR) }).execute();
+      const expired = new Date(Date.now() - IDEMPOTENCY_RETENTION_MS - HOUR);
+      await db.insertInto('idempotency_keys').values({ scope, key: 'k', request_hash: 'x', status_code: 200, created_at: expired }).execute();
       const timeouts = vi.spyOn(globalThis, 'setTimeout');
       let first: unknown[] | undefined;
       try {

@@ -248,7 +248,13 @@ export async function pruneIdempotencyKeys(database: Database, nowMs: number, ba
         eb(
           eb.refTuple('scope', 'key'),
           'in',
-          eb.selectFrom('idempotency_keys').select(['scope', 'key']).where('created_at', '<', before).orderBy('created_at').limit(literalLimit(limit)).$asTuple('scope', 'key'),
+          eb
+            .selectFrom('idempotency_keys')
+            .select(['scope', 'key'])
+            .where('created_at', '<', before)
+            .orderBy('created_at')
+            .limit(literalLimit(limit))
+            .$asTuple('scope', 'key'),
         ),
       )
       .executeTakeFirst();
