@@ -2,13 +2,13 @@ import pino, { type Logger } from 'pino';
 import type { FastifyRequest } from 'fastify';
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './core/clock.js';
-import { pruneEvents } from './core/events.js';
 import { releaseJobLeases } from './core/jobs.js';
 import { openDatabase, type Database } from './db/database.js';
 import { migrateToLatest, migrationsApplied } from './db/migrate.js';
 import { PGLITE_VACUUM_INTERVAL_MS, vacuumWhereDue } from './db/pglite-vacuum.js';
 import { buildHttpApp } from './http/app.js';
-import { pruneIdempotencyKeys, releaseInFlightKeys } from './http/idempotency.js';
+import { releaseInFlightKeys } from './http/idempotency.js';
+import { createMaintenance } from './maintenance.js';
 import { createServices, type Services } from './services.js';
 
 /** Database, services and logger: what CLI commands need (no HTTP app, no workers). */
@@ -46,6 +46,8 @@ export interface CorridorOptions {
 }
 
 const MAINTENANCE_INTERVAL_MS = 10 * 60_000;
+/** The first maintenance runs this soon after start, not a whole interval later (after a restart, say). */
+export const FIRST_MAINTENANCE_DELAY_MS = 30_000;
 
 /** Path segments that are secrets themselves: device codes and invitation codes. */
 const SECRET_SEGMENTS = /(\/(?:device-codes|invitations)\/)[^/?#]+/g;
@@ -116,7 +118,9 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
   const core = await createCore(options);
   const { config, database, services, log, clock } = core;
   const app = await buildHttpApp({ config, database, clock, log }, services, { logger: options.logger === false ? false : log });
-  let maintenance: NodeJS.Timeout | undefined;
+  const maintenance = createMaintenance({ config, database, clock, log });
+  let firstMaintenance: NodeJS.Timeout | undefined;
+  let maintaining: NodeJS.Timeout | undefined;
   let vacuuming: NodeJS.Timeout | undefined;
 
   return {
@@ -125,11 +129,9 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
     startWorkers() {
       services.jobs.start();
       services.webhooks.start();
-      maintenance = setInterval(() => {
-        const nowMs = clock.realNowMs();
-        pruneIdempotencyKeys(database, nowMs).catch((err) => log.warn({ err }, 'idempotency pruning failed'));
-        pruneEvents(database.db, new Date(nowMs - config.eventRetentionDays * 86_400_000)).catch((err) => log.warn({ err }, 'event pruning failed'));
-      }, MAINTENANCE_INTERVAL_MS).unref();
+      // Each step logs its own failure; run() never rejects.
+      firstMaintenance = setTimeout(() => void maintenance.run(), FIRST_MAINTENANCE_DELAY_MS).unref();
+      maintaining = setInterval(() => void maintenance.run(), MAINTENANCE_INTERVAL_MS).unref();
       if (database.kind === 'pglite') {
         vacuuming = setInterval(() => {
           vacuumWhereDue(database).then(
@@ -142,12 +144,14 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
       }
     },
     async close() {
-      if (maintenance) clearInterval(maintenance);
+      clearTimeout(firstMaintenance);
+      clearInterval(maintaining);
       if (vacuuming) clearInterval(vacuuming);
       // Stop taking requests first (new ones get 503 while those in flight finish), then the workers.
       await app.close();
       await services.jobs.stop();
       await services.webhooks.stop();
+      await maintenance.settled();
       await core.close();
     },
   };

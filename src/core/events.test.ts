@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
+import { recordingDeletes, rowsRead } from '../../test/support/db.js';
 import { systemClock } from './clock.js';
-import { emitEvents, pruneEvents } from './events.js';
+import { emitEvents, eventRows, pruneEvents } from './events.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -43,6 +44,50 @@ describe('event outbox', () => {
     expect(await pruneEvents(db, new Date(Date.now() + 60_000))).toBeGreaterThanOrEqual(1);
     const left = (await db.selectFrom('events').select('id').where('id', 'in', [old, waiting]).execute()).map((r) => r.id);
     expect(left).toEqual([waiting]);
+  });
+
+  it('pruning goes by when an event was written in real time, not by the test clock of an advanced sandbox', async () => {
+    const sandbox = await t.createPlatform({ mode: 'SANDBOX' });
+    const advanced = await sandbox.api.post('/sandbox/clock/advance', { seconds: 366 * 24 * 3600 });
+    expect(advanced.status).toBe(200);
+    const owner = { id: sandbox.platform.id, clockOffsetMs: advanced.body.offsetSeconds * 1000 };
+    const { db } = t.corridor.database;
+    const [written] = await emitEvents(db, owner, [{ type: 'TEST', data: {} }], systemClock);
+    expect(await pruneEvents(db, new Date(Date.now() - 60_000))).toBe(0);
+    await pruneEvents(db, new Date(Date.now() + 60_000));
+    expect(await db.selectFrom('events').select('id').where('id', '=', written).execute()).toEqual([]);
+  });
+
+  it('pruning deletes in batches until none is left', async () => {
+    const quiet = await t.createPlatform();
+    const { db } = t.corridor.database;
+    const ids = await emitEvents(db, quiet.platform, Array.from({ length: 7 }, () => ({ type: 'TEST' as const, data: {} })), systemClock);
+    const recording = recordingDeletes(db);
+    expect(await pruneEvents(recording.db, new Date(Date.now() + 60_000), 3)).toBeGreaterThanOrEqual(7);
+    expect(recording.deleted.length).toBeGreaterThanOrEqual(3);
+    expect(recording.deleted.every((n) => n <= 3)).toBe(true);
+    expect(await db.selectFrom('events').select('id').where('id', 'in', ids).execute()).toEqual([]);
+  });
+
+  it('pruning finds old events through the primary key, without reading the recent ones', async () => {
+    const quiet = await t.createPlatform();
+    const rows = eventRows(quiet.platform, Array.from({ length: 2000 }, () => ({ type: 'TEST' as const, data: {} })), systemClock);
+    const rollback = new Error('rollback');
+    let read = 0;
+    await t.corridor.database.db
+      .transaction()
+      .execute(async (trx) => {
+        await trx.insertInto('events').values(rows.map((r) => ({ ...r, delivery_state: 'SKIPPED' as const }))).execute();
+        await sql`analyze events`.execute(trx);
+        const before = await rowsRead(trx, 'events');
+        await pruneEvents(trx, new Date(Date.now() - 3600_000));
+        read = (await rowsRead(trx, 'events')) - before;
+        throw rollback;
+      })
+      .catch((error: unknown) => {
+        if (error !== rollback) throw error;
+      });
+    expect(read).toBeLessThan(100);
   });
 
   it('an event is due the moment it is written, never a rounded-up millisecond later', async () => {

@@ -1,6 +1,7 @@
-import type { Executor } from '../db/database.js';
+import { literalLimit, type Executor } from '../db/database.js';
+import { deleteInBatches } from '../db/prune.js';
 import type { Clock, ClockSubject } from './clock.js';
-import { newId } from './ids.js';
+import { newId, uuidv7Floor } from './ids.js';
 import { addToOutbox, type EventRow } from './outbox.js';
 
 declare module '../db/schema.js' {
@@ -85,14 +86,26 @@ export async function emitEvents(ex: Executor, platform: EventOwner, events: New
 }
 
 /**
- * Deletes outbox rows that are done with (delivered, skipped or given up) and older than
- * `before`. Events still being delivered are kept whatever their age.
+ * Deletes outbox rows that are done with (delivered, skipped or given up) and written before
+ * `before` (wall-clock time), in batches. Events still being delivered are kept whatever their
+ * age. Age is read from the id (a uuidv7 of the real time of writing), not from `created_at`,
+ * which is on the platform's clock (a sandbox's may be years ahead): the primary key serves it.
  */
-export async function pruneEvents(ex: Executor, before: Date): Promise<number> {
-  const result = await ex
-    .deleteFrom('events')
-    .where('delivery_state', 'in', ['DELIVERED', 'SKIPPED', 'FAILED'])
-    .where('created_at', '<', before)
-    .executeTakeFirst();
-  return Number(result.numDeletedRows ?? 0);
+export async function pruneEvents(ex: Executor, before: Date, batch?: number): Promise<number> {
+  const upTo = `Webhook:${uuidv7Floor(before.getTime())}`;
+  return deleteInBatches(async (limit) => {
+    const result = await ex
+      .deleteFrom('events')
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('events')
+          .select('id')
+          .where('id', '<', upTo)
+          .where('delivery_state', 'in', ['DELIVERED', 'SKIPPED', 'FAILED'])
+          .orderBy('id')
+          .limit(literalLimit(limit)),
+      )
+      .executeTakeFirst();
+    return Number(result.numDeletedRows ?? 0);
+  }, batch);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isIdOf, newId, newReference, uuidv7 } from './ids.js';
+import { isIdOf, newId, newReference, uuidv7, uuidv7Floor } from './ids.js';
 
 describe('uuidv7', () => {
   it('is an RFC 9562 version 7 UUID carrying the time', () => {
@@ -18,6 +18,16 @@ describe('uuidv7', () => {
     expect(new Set(ids).size).toBe(ids.length);
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids.map((id) => id.slice(-12))).size).toBe(ids.length);
+  });
+});
+
+describe('uuidv7Floor', () => {
+  it('sorts after every uuidv7 of an earlier millisecond and not after any of its own', () => {
+    const id = uuidv7();
+    const ms = parseInt(id.replace(/-/g, '').slice(0, 12), 16);
+    expect(uuidv7Floor(ms) <= id).toBe(true);
+    expect(id < uuidv7Floor(ms + 1)).toBe(true);
+    expect(uuidv7Floor(ms)).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-0000-0000-000000000000$/);
   });
 });
 

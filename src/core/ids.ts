@@ -49,6 +49,15 @@ export function uuidv7(nowMs: number = Date.now()): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+/**
+ * The smallest UUIDv7 of millisecond `ms`: a uuidv7 made before `ms` (wall-clock time) sorts below
+ * it, one made at `ms` or later does not. For pruning by age through a primary key of ids.
+ */
+export function uuidv7Floor(ms: number): string {
+  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
+}
+
 /** Object identifiers are `<Type>:<uuidv7>`, e.g. `Customer:0193…`. */
 export function newId(type: string): string {
   return `${type}:${uuidv7()}`;

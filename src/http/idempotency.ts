@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import { Type } from 'typebox';
 import { errors } from './common-schemas.js';
-import { sql } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import type { ServiceContext } from '../core/context.js';
 import { invalidInput, ServiceError } from '../core/errors.js';
 import { sha256Hex } from '../core/secrets.js';
 import type { Database, Trx } from '../db/database.js';
-import { toJson } from '../db/database.js';
+import { literalLimit, toJson } from '../db/database.js';
+import { deleteInBatches } from '../db/prune.js';
 import { writeAsOne } from '../db/one-statement.js';
 import { createWriteBatcher } from '../db/write-batcher.js';
 import type { Json } from '../db/schema.js';
@@ -238,13 +238,28 @@ export async function releaseInFlightKeys(database: Database): Promise<void> {
   await database.db.updateTable('idempotency_keys').set({ locked_until: new Date(0) }).where('status_code', 'is', null).execute();
 }
 
-/** Deletes idempotency records past their retention. */
-export async function pruneIdempotencyKeys(database: Database, nowMs: number): Promise<number> {
-  const result = await database.db
-    .deleteFrom('idempotency_keys')
-    .where('created_at', '<', sql<Date>`${new Date(nowMs - IDEMPOTENCY_RETENTION_MS)}`)
-    .executeTakeFirst();
-  return Number(result.numDeletedRows ?? 0);
+/** Deletes idempotency records past their retention (`created_at` is the database's real time), in batches. */
+export async function pruneIdempotencyKeys(database: Database, nowMs: number, batch?: number): Promise<number> {
+  const before = new Date(nowMs - IDEMPOTENCY_RETENTION_MS);
+  return deleteInBatches(async (limit) => {
+    const result = await database.db
+      .deleteFrom('idempotency_keys')
+      .where((eb) =>
+        eb(
+          eb.refTuple('scope', 'key'),
+          'in',
+          eb
+            .selectFrom('idempotency_keys')
+            .select(['scope', 'key'])
+            .where('created_at', '<', before)
+            .orderBy('created_at')
+            .limit(literalLimit(limit))
+            .$asTuple('scope', 'key'),
+        ),
+      )
+      .executeTakeFirst();
+    return Number(result.numDeletedRows ?? 0);
+  }, batch);
 }
 
 const IdempotencyKeyHeader = Type.Optional(

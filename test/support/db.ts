@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type Kysely, type KyselyPlugin } from 'kysely';
 import pg from 'pg';
-import { openDatabase, type Database, type Trx } from '../../src/db/database.js';
+import { openDatabase, type Database, type DB, type Trx } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 
 let shared: Promise<Database> | undefined;
@@ -57,4 +57,21 @@ export async function rowsRead(trx: Trx, table: string): Promise<number> {
     select pg_stat_get_xact_tuples_returned(${table}::regclass)
          + (select coalesce(sum(pg_stat_get_xact_tuples_returned(indexrelid)), 0) from pg_index where indrelid = ${table}::regclass) as n`.execute(trx);
   return Number(rows[0].n);
+}
+
+/** `db` that records how many rows each DELETE run through it deleted, in order (to see batches). */
+export function recordingDeletes(db: Kysely<DB>): { db: Kysely<DB>; deleted: number[] } {
+  const deleted: number[] = [];
+  const deletes = new Set<unknown>();
+  const plugin: KyselyPlugin = {
+    transformQuery(args) {
+      if (args.node.kind === 'DeleteQueryNode') deletes.add(args.queryId);
+      return args.node;
+    },
+    async transformResult(args) {
+      if (deletes.delete(args.queryId)) deleted.push(Number(args.result.numAffectedRows ?? 0));
+      return args.result;
+    },
+  };
+  return { db: db.withPlugin(plugin), deleted };
 }

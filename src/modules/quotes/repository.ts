@@ -1,9 +1,11 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { ClockSubject } from '../../core/clock.js';
+import { uuidv7Floor } from '../../core/ids.js';
 import { jobRow, type ScheduledJob } from '../../core/jobs.js';
 import { outboxWrites } from '../../core/outbox.js';
 import type { Executor } from '../../db/database.js';
 import { literalLimit, toJson } from '../../db/database.js';
+import { deleteInBatches } from '../../db/prune.js';
 import { statementOf, writeAsOne, type Clause, type Write } from '../../db/one-statement.js';
 import { rowInsert } from '../../db/row-insert.js';
 import type { Json, WithDefault } from '../../db/schema.js';
@@ -416,4 +418,30 @@ export async function findLookup(ex: Executor, platformId: string, id: string): 
     expiresAt: row.expires_at,
     createdAt: row.created_at,
   };
+}
+
+/**
+ * Deletes, in batches, lookups made in [since, before) (real time, read from the `Lookup:<uuidv7>`
+ * id) that no quote names. `since` lets a caller skip the range it pruned before: what stayed
+ * there is named by a quote, and stays so.
+ */
+export async function pruneLookups(ex: Executor, before: Date, since?: Date, batch?: number): Promise<number> {
+  const from = `Lookup:${since ? uuidv7Floor(since.getTime()) : ''}`;
+  const upTo = `Lookup:${uuidv7Floor(before.getTime())}`;
+  return deleteInBatches(async (limit) => {
+    const result = await ex
+      .deleteFrom('lookups')
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('lookups as l')
+          .select('l.id')
+          .where('l.id', '>=', from)
+          .where('l.id', '<', upTo)
+          .where(({ not, exists, selectFrom }) => not(exists(selectFrom('quotes as q').select('q.id').whereRef('q.lookup_id', '=', 'l.id'))))
+          .orderBy('l.id')
+          .limit(literalLimit(limit)),
+      )
+      .executeTakeFirst();
+    return Number(result.numDeletedRows ?? 0);
+  }, batch);
 }

@@ -1,5 +1,8 @@
 import type { Executor, Trx } from '../../db/database.js';
+import { sql } from 'kysely';
+import { uuidv7Floor } from '../../core/ids.js';
 import { literalLimit } from '../../db/database.js';
+import { deleteInBatches } from '../../db/prune.js';
 import type { AuthMethodType } from './schemas.js';
 import { ofPlatform } from '../../db/tenant.js';
 
@@ -267,4 +270,65 @@ export async function consumeAuthChallenge(trx: Trx, id: string, now: Date): Pro
     .where('consumed_at', 'is', null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
+}
+
+// ── pruning (maintenance) ──────────────────────────────────────────────────────────────────────────
+
+/**
+ * Challenges are kept a day (real time): past every one's lifetime (minutes) and the day of wrong
+ * codes the daily limit counts (OTP_FAILURE_WINDOW_MS). A test clock only moves forward, so a
+ * row a day old in real time is at least a day old on its platform's clock too.
+ */
+export const CHALLENGE_RETENTION_MS = 86_400_000;
+/** Sessions are kept a day (real time) after they expired or were revoked. */
+export const ENDED_SESSION_RETENTION_MS = 86_400_000;
+
+/** Deletes one batch of the challenges whose id is in [from, upTo). */
+async function deleteChallengeRange(ex: Executor, from: string, upTo: string, limit: number): Promise<number> {
+  const result = await ex
+    .deleteFrom('wallet_auth_challenges')
+    .where('id', 'in', (eb) =>
+      eb.selectFrom('wallet_auth_challenges').select('id').where('id', '>=', from).where('id', '<', upTo).orderBy('id').limit(literalLimit(limit)),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows ?? 0);
+}
+
+/**
+ * Deletes passkey challenges and emailed codes issued before `before` (real time), in batches.
+ * Their ids carry that time: a bare uuidv7 (passkey, the Request-Id) or `Otp:<uuidv7>`.
+ */
+export async function pruneAuthChallenges(ex: Executor, before: Date, batch?: number): Promise<number> {
+  const floor = uuidv7Floor(before.getTime());
+  const passkeys = await deleteInBatches((limit) => deleteChallengeRange(ex, '0', floor, limit), batch);
+  const codes = await deleteInBatches((limit) => deleteChallengeRange(ex, 'Otp:', `Otp:${floor}`, limit), batch);
+  return passkeys + codes;
+}
+
+/**
+ * Deletes sessions that expired or were revoked before `before` (real time), in batches. The id
+ * (`Session:<uuidv7>`) says when a session was opened in real time; its end is then at most that
+ * plus how long it lasted on its platform's clock (which may only have run ahead meanwhile).
+ */
+export async function pruneSessions(ex: Executor, before: Date, batch?: number): Promise<number> {
+  const upTo = `Session:${uuidv7Floor(before.getTime())}`;
+  // Milliseconds of the uuidv7 after `Session:`: its first 12 hex digits.
+  const openedMs = sql<number>`('x' || lpad(substr(id, 9, 8) || substr(id, 18, 4), 16, '0'))::bit(64)::bigint`;
+  const lastedMs = sql<number>`extract(epoch from least(expires_at, revoked_at) - created_at) * 1000`;
+  return deleteInBatches(async (limit) => {
+    const result = await ex
+      .deleteFrom('wallet_sessions')
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('wallet_sessions')
+          .select('id')
+          .where('id', '>=', 'Session:')
+          .where('id', '<', upTo)
+          .where(sql<boolean>`${openedMs} + ${lastedMs} < ${before.getTime()}`)
+          .orderBy('id')
+          .limit(literalLimit(limit)),
+      )
+      .executeTakeFirst();
+    return Number(result.numDeletedRows ?? 0);
+  }, batch);
 }

@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
 import type { PlatformRef } from '../../core/context.js';
 import { ServiceError } from '../../core/errors.js';
-import { uuidv7 } from '../../core/ids.js';
-import type { Database, Executor, Trx } from '../../db/database.js';
+import { uuidv7, uuidv7Floor } from '../../core/ids.js';
+import { literalLimit, type Database, type Executor, type Trx } from '../../db/database.js';
+import { deleteInBatches } from '../../db/prune.js';
 import { verifyDerSignature } from './crypto/keys.js';
 import * as repo from './repository.js';
 import type { AuthMethodType } from './schemas.js';
@@ -28,7 +29,6 @@ declare module '../../db/schema.js' {
 
 /** Default window of a signed retry (SPEC §8: typically 5 minutes). */
 export const CHALLENGE_LIFETIME_SECONDS = 300;
-const PRUNE_PROBABILITY = 1 / 256;
 /** The `reason` of a wrong `Service-Wallet-Signature`, as the interface spells it (SPEC §5). */
 export const INVALID_SIGNATURE_REASON = 'Invalid Grid-Wallet-Signature';
 
@@ -139,8 +139,6 @@ export function createSignedRetryEngine(deps: { database: Database; clock: Clock
         created_at: now,
       })
       .execute();
-    // Now and then, drop challenges that expired more than a day ago (their rows serve no purpose).
-    if (Math.random() < PRUNE_PROBABILITY) prune(new Date(clock.realNowMs() - 86_400_000)).catch(() => {});
     return { ...(spec.type && { type: spec.type }), payloadToSign, requestId, expiresAt };
   }
 
@@ -233,13 +231,6 @@ export function createSignedRetryEngine(deps: { database: Database; clock: Clock
     return { kind: 'challenge', challenge: await issue(database.db, spec) };
   }
 
-  /** Deletes signed-retry and credential challenges that expired before `before`. */
-  async function prune(before: Date): Promise<number> {
-    const retries = await database.db.deleteFrom('signed_retry_challenges').where('expires_at', '<', before).executeTakeFirst();
-    const proofs = await database.db.deleteFrom('wallet_auth_challenges').where('expires_at', '<', before).executeTakeFirst();
-    return Number(retries.numDeletedRows ?? 0) + Number(proofs.numDeletedRows ?? 0);
-  }
-
   /**
    * Checks a signature over a payload the caller issued itself (a quote's payloadToSign): it must
    * verify with the key of an active session of the account (or be the sandbox's magic value).
@@ -252,7 +243,25 @@ export function createSignedRetryEngine(deps: { database: Database; clock: Clock
     return findSigner(full, payload, header, null, clock.now(spec.platform));
   }
 
-  return { issue, verify, consume, confirmSigner, challengeOrVerify, verifyPayload, prune };
+  return { issue, verify, consume, confirmSigner, challengeOrVerify, verifyPayload };
 }
 
 export type SignedRetryEngine = ReturnType<typeof createSignedRetryEngine>;
+
+/**
+ * Deletes signed-retry challenges issued before `before` (real time: the request id is a uuidv7 of
+ * it), in batches. Keep them past their lifetime (CHALLENGE_RETENTION_MS): then a late retry is
+ * told that its challenge expired or was used, not that it never existed.
+ */
+export async function pruneSignedRetryChallenges(ex: Executor, before: Date, batch?: number): Promise<number> {
+  const upTo = uuidv7Floor(before.getTime());
+  return deleteInBatches(async (limit) => {
+    const result = await ex
+      .deleteFrom('signed_retry_challenges')
+      .where('request_id', 'in', (eb) =>
+        eb.selectFrom('signed_retry_challenges').select('request_id').where('request_id', '<', upTo).orderBy('request_id').limit(literalLimit(limit)),
+      )
+      .executeTakeFirst();
+    return Number(result.numDeletedRows ?? 0);
+  }, batch);
+}
