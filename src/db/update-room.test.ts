@@ -42,6 +42,7 @@ it('indexes events, quotes and transactions only for the queries that read them'
     'events_pkey',
     'quotes_expiring',
     'quotes_funding_reference',
+    'quotes_lookup', // pruning lookups no quote names (0040); only quotes made from a lookup have an entry
     'quotes_pkey',
     'transactions_agent',
     'transactions_customer',
