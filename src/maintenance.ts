@@ -5,7 +5,7 @@ import { pruneEvents } from './core/events.js';
 import type { Database } from './db/database.js';
 import { pruneIdempotencyKeys } from './http/idempotency.js';
 import { pruneLookups } from './modules/quotes/repository.js';
-import { pruneInvoices, pruneUmaLookups } from './modules/uma/repository.js';
+import { pruneInvoices } from './modules/uma/repository.js';
 import { CHALLENGE_RETENTION_MS, ENDED_SESSION_RETENTION_MS, pruneAuthChallenges, pruneSessions } from './modules/wallets/repository.js';
 import { pruneSignedRetryChallenges } from './modules/wallets/signed-retry.js';
 
@@ -53,7 +53,7 @@ export function createMaintenance(deps: MaintenanceDeps) {
     await step('wallet session', () => pruneSessions(db, ago(ENDED_SESSION_RETENTION_MS)));
     await step('lookup', async () => {
       const before = ago(LOOKUP_RETENTION_MS);
-      const deleted = (await pruneLookups(db, before, lookupsSince)) + (await pruneUmaLookups(db, before, lookupsSince));
+      const deleted = (await pruneLookups(db, 'lookups', before, lookupsSince)) + (await pruneLookups(db, 'uma_lookups', before, lookupsSince));
       lookupsSince = before;
       return deleted;
     });

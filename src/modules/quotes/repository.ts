@@ -422,18 +422,19 @@ export async function findLookup(ex: Executor, platformId: string, id: string): 
 
 /**
  * Deletes, in batches, lookups made in [since, before) (real time, read from the `Lookup:<uuidv7>`
- * id) that no quote names. `since` lets a caller skip the range it pruned before: what stayed
- * there is named by a quote, and stays so.
+ * id) that no quote names: a quote's lookup is read again when it executes (the UMA payer's).
+ * Receiver lookups and UMA lookups share the id space. `since` lets a caller skip the range it
+ * pruned before: what stayed there is named by a quote, and stays so.
  */
-export async function pruneLookups(ex: Executor, before: Date, since?: Date, batch?: number): Promise<number> {
+export async function pruneLookups(ex: Executor, table: 'lookups' | 'uma_lookups', before: Date, since?: Date, batch?: number): Promise<number> {
   const from = `Lookup:${since ? uuidv7Floor(since.getTime()) : ''}`;
   const upTo = `Lookup:${uuidv7Floor(before.getTime())}`;
   return deleteInBatches(async (limit) => {
     const result = await ex
-      .deleteFrom('lookups')
+      .deleteFrom(table)
       .where('id', 'in', (eb) =>
         eb
-          .selectFrom('lookups as l')
+          .selectFrom(`${table} as l` as 'lookups as l')
           .select('l.id')
           .where('l.id', '>=', from)
           .where('l.id', '<', upTo)

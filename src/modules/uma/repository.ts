@@ -2,7 +2,6 @@ import { sql, type Selectable } from 'kysely';
 import type { DB, Executor } from '../../db/database.js';
 import { literalLimit, toJson } from '../../db/database.js';
 import { deleteInBatches } from '../../db/prune.js';
-import { uuidv7Floor } from '../../core/ids.js';
 import type { Json } from '../../db/schema.js';
 import { keysetPage } from '../../http/pagination.js';
 import { ofPlatform } from '../../db/tenant.js';
@@ -409,32 +408,6 @@ export async function listProviders(ex: Executor, platformId: string, q: Provide
 }
 
 // ── pruning (maintenance) ────────────────────────────────────────────────────────────────────────
-
-/**
- * Deletes, in batches, UMA lookups made in [since, before) (real time, from the `Lookup:<uuidv7>`
- * id, shared with the generic lookup) that no quote names: the payer reads a quote's lookup again
- * when it executes. `since` as in the quotes' `pruneLookups`.
- */
-export async function pruneUmaLookups(ex: Executor, before: Date, since?: Date, batch?: number): Promise<number> {
-  const from = `Lookup:${since ? uuidv7Floor(since.getTime()) : ''}`;
-  const upTo = `Lookup:${uuidv7Floor(before.getTime())}`;
-  return deleteInBatches(async (limit) => {
-    const result = await ex
-      .deleteFrom('uma_lookups')
-      .where('id', 'in', (eb) =>
-        eb
-          .selectFrom('uma_lookups as l')
-          .select('l.id')
-          .where('l.id', '>=', from)
-          .where('l.id', '<', upTo)
-          .where(({ not, exists, selectFrom }) => not(exists(selectFrom('quotes as q').select('q.id').whereRef('q.lookup_id', '=', 'l.id'))))
-          .orderBy('l.id')
-          .limit(literalLimit(limit)),
-      )
-      .executeTakeFirst();
-    return Number(result.numDeletedRows ?? 0);
-  }, batch);
-}
 
 /**
  * Deletes, in batches, invoices no payment was accepted for (OPEN or CANCELLED) that expired
