@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Kysely, PostgresDialect, sql, type CompiledQuery, type Transaction } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
-import { plannedPerCall } from './plans.js';
+import { isStalePlan, plannedPerCall } from './plans.js';
 import { parseTimestamptz } from './timestamps.js';
 import type { DB } from './schema.js';
 
@@ -66,10 +66,12 @@ const MAX_PREPARED_PER_CONNECTION = 500;
  * the same statement.
  */
 function preparedStatements(client: pg.PoolClient): pg.PoolClient {
-  const prepared = client as pg.PoolClient & { corridorPrepared?: Set<string> };
+  const prepared = client as pg.PoolClient & { corridorPrepared?: Map<string, string> };
   if (prepared.corridorPrepared) return client;
-  const names = new Set<string>();
+  // Statement text → the name it is prepared under on this connection.
+  const names = new Map<string, string>();
   prepared.corridorPrepared = names;
+  let renamed = 0;
   // The pool listens for errors of idle connections only. A connection lost while in use
   // (PostgreSQL restarted, the backend terminated) fails its queries, and the pool drops it on
   // release; its 'error' event, unheard, would end the process.
@@ -77,12 +79,18 @@ function preparedStatements(client: pg.PoolClient): pg.PoolClient {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as { query: unknown }).query = (text: unknown, values?: unknown[]) => {
     if (typeof text !== 'string' || !values || values.length === 0 || plannedPerCall(text)) return query(text, values);
-    const name = statementName(text);
-    if (!names.has(name)) {
+    let name = names.get(text);
+    if (!name) {
       if (names.size >= MAX_PREPARED_PER_CONNECTION) return query(text, values);
-      names.add(name);
+      names.set(text, (name = statementName(text)));
     }
-    return query({ name, text, values });
+    return (query({ name, text, values }) as Promise<unknown>).catch((error: unknown) => {
+      // A migration changed a table under the prepared statement: this call fails, the next one
+      // prepares the text again under a new name, instead of every call failing on this
+      // connection for as long as it lives.
+      if (isStalePlan(error)) names.set(text, `${statementName(text)}_${++renamed}`);
+      throw error;
+    });
   };
   return client;
 }

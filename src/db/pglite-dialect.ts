@@ -11,7 +11,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
-import { plannedPerCall } from './plans.js';
+import { isStalePlan, plannedPerCall } from './plans.js';
 
 // PGlite's wire-protocol helpers, loaded with PGlite itself (a server on PostgreSQL never loads it).
 let pgliteModule: Promise<typeof import('@electric-sql/pglite')> | undefined;
@@ -107,8 +107,6 @@ interface Prepared {
   paramTypes: number[];
 }
 
-/** A statement PostgreSQL refuses to reuse because a table it reads changed shape (after DDL). */
-const isStalePlan = (error: unknown) => (error as { code?: string }).code === '0A000' && /cached plan/.test(String((error as Error).message));
 
 class PGliteConnection implements DatabaseConnection {
   release?: () => void;

@@ -7,3 +7,9 @@
 export const PLANNED_PER_CALL = '/* planned per call */';
 
 export const plannedPerCall = (text: string) => text.endsWith(PLANNED_PER_CALL);
+
+/**
+ * PostgreSQL refusing a prepared statement because a table it reads changed shape since it was
+ * prepared (a migration run while the process serves, say): `cached plan must not change result type`.
+ */
+export const isStalePlan = (error: unknown) => (error as { code?: string }).code === '0A000' && /cached plan/.test(String((error as Error).message));
