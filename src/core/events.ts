@@ -1,5 +1,5 @@
-import { literalLimit, type Executor } from '../db/database.js';
-import { deleteInBatches } from '../db/prune.js';
+import type { Executor } from '../db/database.js';
+import { deleteSelected } from '../db/prune.js';
 import type { Clock, ClockSubject } from './clock.js';
 import { newId, uuidv7Floor } from './ids.js';
 import { addToOutbox, type EventRow } from './outbox.js';
@@ -93,19 +93,6 @@ export async function emitEvents(ex: Executor, platform: EventOwner, events: New
  */
 export async function pruneEvents(ex: Executor, before: Date, batch?: number): Promise<number> {
   const upTo = `Webhook:${uuidv7Floor(before.getTime())}`;
-  return deleteInBatches(async (limit) => {
-    const result = await ex
-      .deleteFrom('events')
-      .where('id', 'in', (eb) =>
-        eb
-          .selectFrom('events')
-          .select('id')
-          .where('id', '<', upTo)
-          .where('delivery_state', 'in', ['DELIVERED', 'SKIPPED', 'FAILED'])
-          .orderBy('id')
-          .limit(literalLimit(limit)),
-      )
-      .executeTakeFirst();
-    return Number(result.numDeletedRows ?? 0);
-  }, batch);
+  const pick = () => ex.selectFrom('events').select('id').where('id', '<', upTo).where('delivery_state', 'in', ['DELIVERED', 'SKIPPED', 'FAILED']).orderBy('id');
+  return deleteSelected(ex, 'events', 'id', pick, batch);
 }

@@ -5,7 +5,7 @@ import { jobRow, type ScheduledJob } from '../../core/jobs.js';
 import { outboxWrites } from '../../core/outbox.js';
 import type { Executor } from '../../db/database.js';
 import { literalLimit, toJson } from '../../db/database.js';
-import { deleteInBatches } from '../../db/prune.js';
+import { deleteSelected } from '../../db/prune.js';
 import { statementOf, writeAsOne, type Clause, type Write } from '../../db/one-statement.js';
 import { rowInsert } from '../../db/row-insert.js';
 import type { Json, WithDefault } from '../../db/schema.js';
@@ -429,20 +429,14 @@ export async function findLookup(ex: Executor, platformId: string, id: string): 
 export async function pruneLookups(ex: Executor, table: 'lookups' | 'uma_lookups', before: Date, since?: Date, batch?: number): Promise<number> {
   const from = `Lookup:${since ? uuidv7Floor(since.getTime()) : ''}`;
   const upTo = `Lookup:${uuidv7Floor(before.getTime())}`;
-  return deleteInBatches(async (limit) => {
-    const result = await ex
-      .deleteFrom(table)
-      .where('id', 'in', (eb) =>
-        eb
-          .selectFrom(`${table} as l` as 'lookups as l')
-          .select('l.id')
-          .where('l.id', '>=', from)
-          .where('l.id', '<', upTo)
-          .where(({ not, exists, selectFrom }) => not(exists(selectFrom('quotes as q').select('q.id').whereRef('q.lookup_id', '=', 'l.id'))))
-          .orderBy('l.id')
-          .limit(literalLimit(limit)),
-      )
-      .executeTakeFirst();
-    return Number(result.numDeletedRows ?? 0);
-  }, batch);
+  // Both tables have the same key; typed as the first, since Kysely wants one table name.
+  const pick = () =>
+    ex
+      .selectFrom(`${table} as l` as 'lookups as l')
+      .select('l.id')
+      .where('l.id', '>=', from)
+      .where('l.id', '<', upTo)
+      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('quotes as q').select('q.id').whereRef('q.lookup_id', '=', 'l.id'))))
+      .orderBy('l.id');
+  return deleteSelected(ex, table, 'id', pick, batch);
 }

@@ -1,7 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { DB, Executor } from '../../db/database.js';
-import { literalLimit, toJson } from '../../db/database.js';
-import { deleteInBatches } from '../../db/prune.js';
+import { toJson } from '../../db/database.js';
+import { deleteSelected } from '../../db/prune.js';
 import type { Json } from '../../db/schema.js';
 import { keysetPage } from '../../http/pagination.js';
 import { ofPlatform } from '../../db/tenant.js';
@@ -416,20 +416,13 @@ export async function listProviders(ex: Executor, platformId: string, q: Provide
  * against an OPEN invoice.
  */
 export async function pruneInvoices(ex: Executor, before: Date, batch?: number): Promise<number> {
-  return deleteInBatches(async (limit) => {
-    const result = await ex
-      .deleteFrom('uma_invoices')
-      .where('payment_hash', 'in', (eb) =>
-        eb
-          .selectFrom('uma_invoices as i')
-          .select('i.payment_hash')
-          .where(sql<boolean>`i.status in ('OPEN', 'CANCELLED')`) // literals, so that the partial index matches
-          .where('i.expires_at', '<', before)
-          .where(({ not, exists, selectFrom }) => not(exists(selectFrom('transactions as t').select('t.id').whereRef('t.id', '=', 'i.transaction_id'))))
-          .orderBy('i.expires_at')
-          .limit(literalLimit(limit)),
-      )
-      .executeTakeFirst();
-    return Number(result.numDeletedRows ?? 0);
-  }, batch);
+  const pick = () =>
+    ex
+      .selectFrom('uma_invoices as i')
+      .select('i.payment_hash')
+      .where(sql<boolean>`i.status in ('OPEN', 'CANCELLED')`) // literals, so that the partial index matches
+      .where('i.expires_at', '<', before)
+      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('transactions as t').select('t.id').whereRef('t.id', '=', 'i.transaction_id'))))
+      .orderBy('i.expires_at');
+  return deleteSelected(ex, 'uma_invoices', 'payment_hash', pick, batch);
 }

@@ -2,7 +2,7 @@ import type { Executor, Trx } from '../../db/database.js';
 import { sql } from 'kysely';
 import { uuidv7Floor } from '../../core/ids.js';
 import { literalLimit } from '../../db/database.js';
-import { deleteInBatches } from '../../db/prune.js';
+import { deleteSelected } from '../../db/prune.js';
 import type { AuthMethodType } from './schemas.js';
 import { ofPlatform } from '../../db/tenant.js';
 
@@ -283,15 +283,10 @@ export const CHALLENGE_RETENTION_MS = 86_400_000;
 /** Sessions are kept a day (real time) after they expired or were revoked. */
 export const ENDED_SESSION_RETENTION_MS = 86_400_000;
 
-/** Deletes one batch of the challenges whose id is in [from, upTo). */
-async function deleteChallengeRange(ex: Executor, from: string, upTo: string, limit: number): Promise<number> {
-  const result = await ex
-    .deleteFrom('wallet_auth_challenges')
-    .where('id', 'in', (eb) =>
-      eb.selectFrom('wallet_auth_challenges').select('id').where('id', '>=', from).where('id', '<', upTo).orderBy('id').limit(literalLimit(limit)),
-    )
-    .executeTakeFirst();
-  return Number(result.numDeletedRows ?? 0);
+/** Deletes, in batches, the challenges whose id is in [from, upTo). */
+function deleteChallengeRange(ex: Executor, from: string, upTo: string, batch?: number): Promise<number> {
+  const pick = () => ex.selectFrom('wallet_auth_challenges').select('id').where('id', '>=', from).where('id', '<', upTo).orderBy('id');
+  return deleteSelected(ex, 'wallet_auth_challenges', 'id', pick, batch);
 }
 
 /**
@@ -300,8 +295,8 @@ async function deleteChallengeRange(ex: Executor, from: string, upTo: string, li
  */
 export async function pruneAuthChallenges(ex: Executor, before: Date, batch?: number): Promise<number> {
   const floor = uuidv7Floor(before.getTime());
-  const passkeys = await deleteInBatches((limit) => deleteChallengeRange(ex, '0', floor, limit), batch);
-  const codes = await deleteInBatches((limit) => deleteChallengeRange(ex, 'Otp:', `Otp:${floor}`, limit), batch);
+  const passkeys = await deleteChallengeRange(ex, '0', floor, batch);
+  const codes = await deleteChallengeRange(ex, 'Otp:', `Otp:${floor}`, batch);
   return passkeys + codes;
 }
 
@@ -315,20 +310,13 @@ export async function pruneSessions(ex: Executor, before: Date, batch?: number):
   // Milliseconds of the uuidv7 after `Session:`: its first 12 hex digits.
   const openedMs = sql<number>`('x' || lpad(substr(id, 9, 8) || substr(id, 18, 4), 16, '0'))::bit(64)::bigint`;
   const lastedMs = sql<number>`extract(epoch from least(expires_at, revoked_at) - created_at) * 1000`;
-  return deleteInBatches(async (limit) => {
-    const result = await ex
-      .deleteFrom('wallet_sessions')
-      .where('id', 'in', (eb) =>
-        eb
-          .selectFrom('wallet_sessions')
-          .select('id')
-          .where('id', '>=', 'Session:')
-          .where('id', '<', upTo)
-          .where(sql<boolean>`${openedMs} + ${lastedMs} < ${before.getTime()}`)
-          .orderBy('id')
-          .limit(literalLimit(limit)),
-      )
-      .executeTakeFirst();
-    return Number(result.numDeletedRows ?? 0);
-  }, batch);
+  const pick = () =>
+    ex
+      .selectFrom('wallet_sessions')
+      .select('id')
+      .where('id', '>=', 'Session:')
+      .where('id', '<', upTo)
+      .where(sql<boolean>`${openedMs} + ${lastedMs} < ${before.getTime()}`)
+      .orderBy('id');
+  return deleteSelected(ex, 'wallet_sessions', 'id', pick, batch);
 }

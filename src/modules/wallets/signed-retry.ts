@@ -3,8 +3,8 @@ import type { Clock } from '../../core/clock.js';
 import type { PlatformRef } from '../../core/context.js';
 import { ServiceError } from '../../core/errors.js';
 import { uuidv7, uuidv7Floor } from '../../core/ids.js';
-import { literalLimit, type Database, type Executor, type Trx } from '../../db/database.js';
-import { deleteInBatches } from '../../db/prune.js';
+import type { Database, Executor, Trx } from '../../db/database.js';
+import { deleteSelected } from '../../db/prune.js';
 import { verifyDerSignature } from './crypto/keys.js';
 import * as repo from './repository.js';
 import type { AuthMethodType } from './schemas.js';
@@ -255,13 +255,6 @@ export type SignedRetryEngine = ReturnType<typeof createSignedRetryEngine>;
  */
 export async function pruneSignedRetryChallenges(ex: Executor, before: Date, batch?: number): Promise<number> {
   const upTo = uuidv7Floor(before.getTime());
-  return deleteInBatches(async (limit) => {
-    const result = await ex
-      .deleteFrom('signed_retry_challenges')
-      .where('request_id', 'in', (eb) =>
-        eb.selectFrom('signed_retry_challenges').select('request_id').where('request_id', '<', upTo).orderBy('request_id').limit(literalLimit(limit)),
-      )
-      .executeTakeFirst();
-    return Number(result.numDeletedRows ?? 0);
-  }, batch);
+  const pick = () => ex.selectFrom('signed_retry_challenges').select('request_id').where('request_id', '<', upTo).orderBy('request_id');
+  return deleteSelected(ex, 'signed_retry_challenges', 'request_id', pick, batch);
 }
