@@ -72,7 +72,7 @@ export function createServices(deps: CoreDeps) {
     },
   });
   const transactions = createTransactionService({ database, clock });
-  const incomingPayments = createIncomingPayments({ database, clock, ledger, transactions, jobs, wakeWebhooks: () => webhooks.wake(), webhookEndpointOf: platforms.webhookEndpoint });
+  const incomingPayments = createIncomingPayments({ database, clock, ledger, transactions, jobs, wakeWebhooks: () => webhooks.wake(), webhookEndpointOf: async (trx, id) => (await platforms.read(trx, id))?.webhookEndpoint ?? null });
   incomingPayments.registerJobs((id) => platforms.get(id));
   webhooks.onApproval('INCOMING_PAYMENT.PENDING', async (info) => {
     const platform = await platforms.get(info.event.platformId);

@@ -94,12 +94,6 @@ export async function findPlatform(ex: Executor, id: string, lock = false): Prom
   return row ? toPlatform(row) : undefined;
 }
 
-/** Just the platform's webhook endpoint (null without one; undefined when there is no such platform). */
-export async function findWebhookEndpoint(ex: Executor, id: string): Promise<string | null | undefined> {
-  const row = await ex.selectFrom('platforms').select('webhook_endpoint').where('id', '=', id).executeTakeFirst();
-  return row?.webhook_endpoint;
-}
-
 export async function listPlatforms(ex: Executor): Promise<Platform[]> {
   const rows = await ex.selectFrom('platforms').selectAll().orderBy('created_at').execute();
   return rows.map(toPlatform);

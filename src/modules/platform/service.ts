@@ -193,8 +193,6 @@ export function createPlatformService(deps: PlatformServiceDeps) {
     list: (ex: Executor = database.db) => repo.listPlatforms(ex),
     /** The platform as stored, read through `ex` (no cache): for decisions made inside a transaction. */
     read: (ex: Executor, id: string) => repo.findPlatform(ex, id),
-    /** The platform's webhook endpoint as stored, read through `ex` (no cache). */
-    webhookEndpoint: async (ex: Executor, id: string) => (await repo.findWebhookEndpoint(ex, id)) ?? null,
     presentConfig,
     updateConfig,
     advanceClock,
