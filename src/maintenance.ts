@@ -11,9 +11,9 @@ import { pruneSignedRetryChallenges } from './modules/wallets/signed-retry.js';
 
 const DAY_MS = 86_400_000;
 /** Lookups (usable 15 minutes) that no quote named are kept a day. */
-export const LOOKUP_RETENTION_MS = DAY_MS;
+const LOOKUP_RETENTION_MS = DAY_MS;
 /** Invoices no payment was accepted for are kept a day past their expiry. */
-export const UNPAID_INVOICE_RETENTION_MS = DAY_MS;
+const UNPAID_INVOICE_RETENTION_MS = DAY_MS;
 
 export interface MaintenanceDeps {
   config: Pick<Config, 'eventRetentionDays'>;
@@ -75,4 +75,3 @@ export function createMaintenance(deps: MaintenanceDeps) {
   };
 }
 
-export type Maintenance = ReturnType<typeof createMaintenance>;

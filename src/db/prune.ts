@@ -2,7 +2,7 @@ import type { Kysely, SelectQueryBuilder } from 'kysely';
 import { literalLimit, type Executor } from './database.js';
 
 /** Rows one pruning statement deletes at most: each batch is a short transaction of its own. */
-export const PRUNE_BATCH = 5_000;
+const PRUNE_BATCH = 5_000;
 
 /**
  * Runs `deleteBatch` (which deletes at most `limit` rows and says how many it did) until a batch
