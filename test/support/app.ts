@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import type { InjectOptions } from 'fastify';
 import { createPlatformWithToken } from '../../src/bootstrap.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import type { Clock } from '../../src/core/clock.js';
 import { createCorridor, type Corridor } from '../../src/corridor.js';
 import type { Platform } from '../../src/modules/platform/service.js';
 import { API_PREFIX } from '../../src/http/app.js';
@@ -107,11 +108,27 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 }
 
 /**
+ * The system clock, except that its real time can be held still: a process given it keeps what it
+ * caches for a second of real time (the platform, with its test-clock offset) for as long as the
+ * clock is held, however slow the machine.
+ */
+export function holdableClock() {
+  let heldAtMs: number | undefined;
+  const realNowMs = () => heldAtMs ?? Date.now();
+  const clock: Clock = { realNowMs, now: (subject) => new Date(realNowMs() + (subject?.clockOffsetMs ?? 0)) };
+  return {
+    clock,
+    hold: () => void (heldAtMs = Date.now()),
+    release: () => void (heldAtMs = undefined),
+  };
+}
+
+/**
  * Builds the real app on this worker's shared database. On close, every event of the platforms it
  * created is checked against the production API's webhook schemas (support/reference-check.ts),
  * unless the file emits made-up events to test delivery itself (`madeUpEvents`).
  */
-export async function startTestApp(overrides: Partial<Config> = {}, options: { madeUpEvents?: boolean } = {}): Promise<TestApp> {
+export async function startTestApp(overrides: Partial<Config> = {}, options: { madeUpEvents?: boolean; clock?: Clock } = {}): Promise<TestApp> {
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, done) {
@@ -119,7 +136,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, options: { m
       done();
     },
   });
-  const corridor = await createCorridor({ config: testConfig(overrides), database: await sharedTestDatabase(), logDestination: sink });
+  const corridor = await createCorridor({ config: testConfig(overrides), database: await sharedTestDatabase(), logDestination: sink, clock: options.clock });
   await corridor.app.ready();
   let counter = 0;
   const platformIds: string[] = [];
