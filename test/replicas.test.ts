@@ -1,20 +1,25 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../src/core/clock.js';
 import { emitEvents } from '../src/core/events.js';
-import { apiClient, startTestApp, type TestApp, type TestPlatform } from './support/app.js';
-import { newCustomer, type TestCustomer } from './support/quotes.js';
+import { enqueueJobs } from '../src/core/jobs.js';
+import { apiClient, holdableClock, startTestApp, type TestApp, type TestPlatform } from './support/app.js';
+import { testDatabaseKind } from './support/db.js';
+import { advance, fund, newCustomer, payoutScenario, usdAccount, type TestCustomer } from './support/quotes.js';
+import { holdTransaction } from './support/wallets.js';
 import { outboxRow, startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
 // Two Corridor processes on one database, as an operator's replicas run: `a` takes the PATCH
 // /config, `b` holds the platform in its cache (at most a second old) from just before.
 let a: TestApp;
 let b: TestApp;
+/** `b`'s real time, which a test may hold still to keep b's cached platform as it was. */
+const bTime = holdableClock();
 const receivers: WebhookReceiver[] = [];
 
 beforeAll(async () => {
   // Events emitted here are made up to test delivery.
   a = await startTestApp({}, { madeUpEvents: true });
-  b = await startTestApp({}, { madeUpEvents: true });
+  b = await startTestApp({}, { madeUpEvents: true, clock: bTime.clock });
 });
 afterEach(async () => {
   await Promise.all(receivers.splice(0).map((r) => r.close()));
@@ -108,5 +113,84 @@ describe('the test webhook on the other process', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.url).toBe(after.url);
     expect(before.requests).toHaveLength(0);
+  });
+});
+
+describe('the test clock advanced by the other process', () => {
+  /**
+   * Advances the clock through `a` by `seconds` while `b` still serves the platform as it was just
+   * before, clock offset included (b's time stands still until `done`, so its cached copy cannot
+   * expire), as a replica does for up to a second after an advance made elsewhere.
+   */
+  async function advanceBehindB(p: TestPlatform, seconds: number) {
+    bTime.hold();
+    expect((await onB(p).api.get('/config')).status).toBe(200);
+    const advanced = await advance(p, seconds);
+    expect(advanced.status, JSON.stringify(advanced.body)).toBe(200);
+    return { now: advanced.body.now as string, done: bTime.release };
+  }
+
+  it('a quote b executes with the clock from before completes when the advanced clock reaches its delay', async () => {
+    const p = await a.createPlatform();
+    const payee = await newCustomer(p, 'Rita Receiver');
+    // Suffix 003: the payout completes six minutes after the execution.
+    const { quote } = await payoutScenario(p, payee.id, '003');
+    const behind = await advanceBehindB(p, 60);
+    try {
+      const executed = await onB(p).api.post(`/quotes/${quote.id}/execute`);
+      expect(executed.status, JSON.stringify(executed.body)).toBe(200);
+      // b recorded the execution on the clock it had, a minute behind the advanced one.
+      const recorded = (await p.api.get(`/transactions/${quote.transactionId}`)).body;
+      expect(recorded.status).toBe('PROCESSING');
+      expect(Date.parse(recorded.updatedAt)).toBeLessThan(Date.parse(behind.now));
+    } finally {
+      behind.done();
+    }
+    // Six minutes after the execution as recorded: the completion is due, and the advance runs it.
+    expect((await advance(p, 300)).status).toBe(200);
+    expect((await p.api.get(`/transactions/${quote.transactionId}`)).body.status).toBe('COMPLETED');
+  });
+
+  it('a transfer b makes with the clock from before fails after its 30 seconds on the advanced clock', async () => {
+    const p = await a.createPlatform();
+    const sender = await newCustomer(p);
+    await fund(p, sender.accounts.USD, 10_000);
+    // Suffix 005: the transfer stays pending, then fails with TIMEOUT after 30 s.
+    const external = await usdAccount(p, sender.id, '005');
+    const behind = await advanceBehindB(p, 10);
+    let transferId: string;
+    try {
+      const sent = await onB(p).api.post('/transfer-out', { source: { accountId: sender.accounts.USD }, destination: { accountId: external }, amount: 1_000 });
+      expect(sent.status, JSON.stringify(sent.body)).toBe(201);
+      expect(sent.body.status).toBe('PROCESSING');
+      expect(Date.parse(sent.body.createdAt)).toBeLessThan(Date.parse(behind.now));
+      transferId = sent.body.id;
+    } finally {
+      behind.done();
+    }
+    expect((await advance(p, 25)).status).toBe(200);
+    const transfer = (await p.api.get(`/transactions/${transferId}`)).body;
+    expect(transfer).toMatchObject({ status: 'FAILED', failureDetail: 'TIMEOUT' });
+  });
+
+  // PostgreSQL only: the other process's transaction stays open while the advance runs, and PGlite
+  // has one connection.
+  it.skipIf(testDatabaseKind() !== 'postgres')('a job whose transaction commits while the advance runs is due by the advanced clock', async () => {
+    const p = await a.createPlatform();
+    const runAt = new Date(Date.now() + 3_600_000);
+    // b has inserted a job (an hour away on the platform clock) in a transaction not yet committed.
+    const held = await holdTransaction(b, (trx) => enqueueJobs(trx, p.platform, [{ kind: 'test.clock-race', runAt }], b.corridor.clock));
+    const advanced = advance(p, 600);
+    // The advance waits for b's transaction to end (or, without that, it has already answered).
+    await Promise.race([advanced, held.waiters(1)]);
+    await held.release();
+    expect((await advanced).status).toBe(200);
+    const job = await a.corridor.database.db
+      .selectFrom('jobs')
+      .select('due_at')
+      .where('platform_id', '=', p.platform.id)
+      .where('kind', '=', 'test.clock-race')
+      .executeTakeFirstOrThrow();
+    expect(job.due_at.getTime()).toBe(runAt.getTime() - 600_000);
   });
 });

@@ -240,6 +240,23 @@ describe('durable job runner', () => {
   });
 });
 
+describe('due times', () => {
+  it('are made real time with the clock offset the platform row holds, not the caller\'s copy; a system job\'s stays as given', async () => {
+    const { platform } = await t.createPlatform();
+    const { database, services } = t.corridor;
+    // `platform` is the copy from before the advance, as another process may still cache it.
+    await services.platforms.advanceClock(contextOf(database, platform), 600);
+    const runAt = new Date(Date.now() + 3_600_000);
+    await enqueueJobs(database.db, platform, [{ kind: 'test.due-platform', runAt }], systemNow());
+    await enqueueJobs(database.db, null, [{ kind: 'test.due-system', runAt }], systemNow());
+    const rows = await database.db.selectFrom('jobs').select(['kind', 'due_at']).where('kind', 'in', ['test.due-platform', 'test.due-system']).orderBy('kind').execute();
+    expect(rows.map((r) => [r.kind, r.due_at.getTime()])).toEqual([
+      ['test.due-platform', runAt.getTime() - 600_000],
+      ['test.due-system', runAt.getTime()],
+    ]);
+  });
+});
+
 function systemNow() {
   return { realNowMs: () => Date.now(), now: () => new Date() };
 }

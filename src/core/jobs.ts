@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database, Executor } from '../db/database.js';
 import { literalLimit } from '../db/database.js';
-import { toRealTime, type Clock, type ClockSubject } from './clock.js';
+import type { Clock, ClockSubject } from './clock.js';
 import { groupBy } from './collections.js';
 import { addToOutbox, type JobRow } from './outbox.js';
 
@@ -53,13 +53,17 @@ export interface JobOwner extends ClockSubject {
 /** A job whose due time is known (in the owner's clock). */
 export type ScheduledJob = JobSpec & { runAt: Date };
 
-/** The row of a scheduled job (its due time becomes real time). */
-export function jobRow(owner: JobOwner | null, job: ScheduledJob): JobRow {
+/**
+ * The row of a scheduled job. Its due time stays on the owner's clock: the insert makes it real
+ * time with the offset the database holds (`realDueAt`), not the one of `owner`, which may be a
+ * copy from before another process advanced the clock.
+ */
+export function jobRow(owner: Pick<JobOwner, 'id'> | null, job: ScheduledJob): JobRow {
   return {
     platform_id: owner?.id ?? null,
     kind: job.kind,
     payload: JSON.stringify(job.payload ?? {}),
-    due_at: toRealTime(owner, job.runAt),
+    run_at: job.runAt,
     max_attempts: job.maxAttempts ?? 10,
   };
 }

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Executor, Trx } from '../db/database.js';
 import { writeAsOne, type Write } from '../db/one-statement.js';
 import { onBeforeCommit } from '../db/transact.js';
@@ -17,7 +17,8 @@ export interface JobRow {
   platform_id: string | null;
   kind: string;
   payload: string;
-  due_at: Date;
+  /** When the job is due on its platform's clock; the insert stores it as real time (`realDueAt`). */
+  run_at: Date;
   max_attempts: number;
 }
 
@@ -45,12 +46,27 @@ function eventsInsert(rows: EventRow[]): Write {
     join platforms p on p.id = e.platform_id`;
 }
 
+/**
+ * The real time at which a job of `platformId` (null: a system job) falls due, given when it is
+ * due on that platform's clock: `runAt` minus the clock offset the platform row holds, not the
+ * offset of the caller's copy of the platform, which another process's clock advance may have
+ * made stale (platforms are cached for up to a second). The row is read FOR SHARE, which
+ * conflicts with the advance's update of it: an insert that reads the row first commits before
+ * the advance moves the clock, and the advance's shift of the platform's pending jobs (a later
+ * statement) then moves this job too; an insert that comes second waits for the advance to
+ * commit and reads the new offset. Either way the job is due by the clock as advanced.
+ */
+export function realDueAt(platformId: RawBuilder<string | null>, runAt: RawBuilder<Date>): RawBuilder<Date> {
+  return sql<Date>`${runAt} - coalesce((select clock_of.clock_offset_ms from platforms clock_of where clock_of.id = ${platformId} for share), 0) * interval '1 millisecond'`;
+}
+
 function jobsInsert(rows: JobRow[]): Write {
   return sql`
     insert into jobs (platform_id, kind, payload, due_at, max_attempts)
-    select * from unnest(${rows.map((r) => r.platform_id)}::text[], ${rows.map((r) => r.kind)}::text[],
-                         ${rows.map((r) => r.payload)}::json[], ${rows.map((r) => r.due_at)}::timestamptz[],
-                         ${rows.map((r) => r.max_attempts)}::int[])`;
+    select j.platform_id, j.kind, j.payload, ${realDueAt(sql`j.platform_id`, sql`j.run_at`)}, j.max_attempts
+    from unnest(${rows.map((r) => r.platform_id)}::text[], ${rows.map((r) => r.kind)}::text[],
+                ${rows.map((r) => r.payload)}::json[], ${rows.map((r) => r.run_at)}::timestamptz[],
+                ${rows.map((r) => r.max_attempts)}::int[]) as j(platform_id, kind, payload, run_at, max_attempts)`;
 }
 
 /**

@@ -2,7 +2,7 @@ import { sql, type Expression, type SqlBool } from 'kysely';
 import type { ClockSubject } from '../../core/clock.js';
 import { uuidv7Floor } from '../../core/ids.js';
 import { jobRow, type ScheduledJob } from '../../core/jobs.js';
-import { outboxWrites } from '../../core/outbox.js';
+import { outboxWrites, realDueAt } from '../../core/outbox.js';
 import type { Executor } from '../../db/database.js';
 import { literalLimit, toJson } from '../../db/database.js';
 import { deleteSelected } from '../../db/prune.js';
@@ -234,8 +234,9 @@ export async function claimForExecution(ex: Executor, claim: Claim): Promise<Quo
 /** The insert of `job`, once for each row the statement's clause `clause` returned (none: no job). */
 function jobInsertFrom(clause: 'claimed' | 'planned', platform: ClockSubject & { id: string }, job: ScheduledJob) {
   const v = jobRow(platform, job);
+  const dueAt = realDueAt(sql`${v.platform_id}::text`, sql`${v.run_at}::timestamptz`);
   return sql`insert into jobs (platform_id, kind, payload, due_at, max_attempts)
-    select ${v.platform_id}, ${v.kind}, ${v.payload}::json, ${v.due_at}::timestamptz, ${v.max_attempts} from ${sql.table(clause)}`;
+    select ${v.platform_id}, ${v.kind}, ${v.payload}::json, ${dueAt}, ${v.max_attempts} from ${sql.table(clause)}`;
 }
 
 /** True inside a statement with `claimClauses` once the quote was claimed (to guard what it carries). */
