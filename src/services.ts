@@ -40,7 +40,8 @@ export function createServices(deps: CoreDeps) {
   const { database, clock, log, config } = deps;
   // PGlite runs one statement at a time: a wide batch of jobs would queue ahead of requests, so
   // its rounds start narrow (they grow only while a backlog lasts, see JobRunner.runDue).
-  const jobs = new JobRunner({ database, clock, log, batchSize: database.kind === 'pglite' ? 4 : 20 });
+  // Jobs a clock advance in another process made due run on the clock as advanced (platforms is built next).
+  const jobs = new JobRunner({ database, clock, log, batchSize: database.kind === 'pglite' ? 4 : 20, clockSeen: (id, ms) => platforms.clockSeen(id, ms) });
   const walletKeys = createWalletKeys(config.walletEncryptionKey);
   const platforms = createPlatformService({
     database,

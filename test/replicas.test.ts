@@ -1,7 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../src/core/clock.js';
 import { emitEvents } from '../src/core/events.js';
-import { enqueueJobs } from '../src/core/jobs.js';
+import { enqueueJobs, shiftPlatformJobs } from '../src/core/jobs.js';
+import { transact } from '../src/db/transact.js';
+import { addClockOffset } from '../src/modules/platform/repository.js';
 import { apiClient, holdableClock, startTestApp, type TestApp, type TestPlatform } from './support/app.js';
 import { testDatabaseKind } from './support/db.js';
 import { advance, fund, newCustomer, payoutScenario, usdAccount, type TestCustomer } from './support/quotes.js';
@@ -171,6 +173,28 @@ describe('the test clock advanced by the other process', () => {
     expect((await advance(p, 25)).status).toBe(200);
     const transfer = (await p.api.get(`/transactions/${transferId}`)).body;
     expect(transfer).toMatchObject({ status: 'FAILED', failureDetail: 'TIMEOUT' });
+  });
+
+  it('jobs b runs after an advance made elsewhere run on the advanced clock, though b cached the platform before it', async () => {
+    const p = await a.createPlatform();
+    const payee = await newCustomer(p, 'Rita Receiver');
+    const { quote } = await payoutScenario(p, payee.id, '001');
+    bTime.hold();
+    try {
+      expect((await onB(p).api.get('/config')).status).toBe(200);
+      // a's advance past the quote's expiry as it commits, before a runs what became due.
+      await transact(a.corridor.database.db, async (trx) => {
+        await addClockOffset(trx, p.platform.id, 600_000);
+        await shiftPlatformJobs(trx, p.platform.id, 600_000);
+      });
+      // b's runner takes the expiry sweep: on b's clock from before the advance, the quote would
+      // not be due yet, and the sweep would only schedule itself again, round after round.
+      expect(await b.corridor.services.jobs.runDue(p.platform.id)).toBe(1);
+      expect((await p.api.get(`/quotes/${quote.id}`)).body.status).toBe('EXPIRED');
+      expect((await b.corridor.services.platforms.get(p.platform.id))?.clockOffsetMs).toBe(600_000);
+    } finally {
+      bTime.release();
+    }
   });
 
   // PostgreSQL only: the other process's transaction stays open while the advance runs, and PGlite

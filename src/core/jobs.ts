@@ -116,6 +116,12 @@ export interface JobRunnerOptions {
   batchSize?: number;
   /** The most a round claims: a round that claims all it asked for asks for twice as many next. */
   maxBatchSize?: number;
+  /**
+   * Told, before a round's handlers run, the clock offset each of its platforms has in the
+   * database as the claim read it: a process's cached copy of a platform may be from before
+   * another process advanced its clock, and the handlers would run on the clock before it.
+   */
+  clockSeen?: (platformId: string, clockOffsetMs: number) => void;
 }
 
 /**
@@ -279,7 +285,9 @@ export class JobRunner {
         return due.orderBy('due_at').limit(literalLimit(size)).forUpdate().skipLocked();
       })
       .returning(['id', 'platform_id', 'kind', 'payload', 'attempts', 'max_attempts'])
+      .returning(sql<number | null>`(select clock_offset_ms from platforms where platforms.id = jobs.platform_id)`.as('clock_offset_ms'))
       .execute();
+    for (const r of rows) if (r.platform_id && r.clock_offset_ms !== null) this.options.clockSeen?.(r.platform_id, Number(r.clock_offset_ms));
     return rows.map((r) => ({
       id: r.id,
       platformId: r.platform_id,

@@ -94,6 +94,16 @@ export function createPlatformService(deps: PlatformServiceDeps) {
     return remember(platform);
   }
 
+  /**
+   * Brings the cached copy of a platform up to a clock offset just read from the database (offsets
+   * only grow), so that what runs next here follows an advance another process made, without
+   * waiting for the copy to expire.
+   */
+  function clockSeen(id: string, clockOffsetMs: number): void {
+    const hit = cache.get(id);
+    if (hit && hit.platform.clockOffsetMs < clockOffsetMs) cache.set(id, { ...hit, platform: { ...hit.platform, clockOffsetMs } });
+  }
+
   function presentConfig(platform: Platform): PlatformConfigView {
     return {
       id: platform.configId,
@@ -198,6 +208,7 @@ export function createPlatformService(deps: PlatformServiceDeps) {
     advanceClock,
     /** Drops the cached copy so the next read sees the database. */
     evict: (id: string) => cache.delete(id),
+    clockSeen,
   };
 }
 
