@@ -206,7 +206,7 @@ describe('the test clock advanced by the other process', () => {
     const held = await holdTransaction(b, (trx) => enqueueJobs(trx, p.platform, [{ kind: 'test.clock-race', runAt }], b.corridor.clock));
     const advanced = advance(p, 600);
     // The advance waits for b's transaction to end (or, without that, it has already answered).
-    await Promise.race([advanced, held.waiters(1)]);
+    await Promise.race([advanced, held.waiters(1, 20_000)]);
     await held.release();
     expect((await advanced).status).toBe(200);
     const job = await a.corridor.database.db
