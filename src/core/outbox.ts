@@ -57,7 +57,9 @@ function eventsInsert(rows: EventRow[]): Write {
  * commit and reads the new offset. Either way the job is due by the clock as advanced.
  */
 export function realDueAt(platformId: RawBuilder<string | null>, runAt: RawBuilder<Date>): RawBuilder<Date> {
-  return sql<Date>`${runAt} - coalesce((select clock_of.clock_offset_ms from platforms clock_of where clock_of.id = ${platformId} for share), 0) * interval '1 millisecond'`;
+  // Only a sandbox platform's clock moves: production rows are left unlocked (offset 0).
+  return sql<Date>`${runAt} - coalesce((select clock_of.clock_offset_ms from platforms clock_of
+    where clock_of.id = ${platformId} and clock_of.mode = 'SANDBOX' for share), 0) * interval '1 millisecond'`;
 }
 
 function jobsInsert(rows: JobRow[]): Write {
