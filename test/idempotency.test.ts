@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth, startTestApp, type TestApp, type TestPlatform } from './support/app.js';
+import { fund, newCustomer, usdAccount } from './support/quotes.js';
 
 let t: TestApp;
 let p: TestPlatform;
@@ -121,12 +122,24 @@ describe('Idempotency-Key', () => {
     for (const r of responses.filter((r) => r.status === 409)) expect(r.body.code).toBe('IDEMPOTENCY_KEY_IN_USE');
   });
 
-  it('a failed request releases its key', async () => {
-    const failed = await p.api.post('/tokens', { name: 'x', permissions: ['NOPE'] }, { 'idempotency-key': 'k-fail' });
-    expect(failed.status).toBe(400);
-    const fixed = await p.api.post('/tokens', { name: 'x', permissions: ['NOPE'] }, { 'idempotency-key': 'k-fail' });
-    expect(fixed.status).toBe(400);
-    expect(fixed.headers['idempotent-replayed']).toBeUndefined();
+  it('a request refused after claiming its key releases it: the same request succeeds once its cause is fixed', async () => {
+    const customer = await newCustomer(p);
+    const destination = await usdAccount(p, customer.id);
+    const transfer = { source: { accountId: customer.accounts.USD }, destination: { accountId: destination }, amount: 1_000 };
+    const headers = { 'idempotency-key': 'k-fail' };
+    // A valid body refused by the work itself (after the key was claimed), not by validation.
+    const refused = await p.api.post('/transfer-out', transfer, headers);
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    expect(refused.body.code).toBe('INSUFFICIENT_FUNDS');
+    const kept = await t.corridor.database.db.selectFrom('idempotency_keys').select('key').where('key', '=', 'k-fail').execute();
+    expect(kept).toEqual([]);
+    await fund(p, customer.accounts.USD, 1_000);
+    const retried = await p.api.post('/transfer-out', transfer, headers);
+    expect(retried.status, JSON.stringify(retried.body)).toBe(201);
+    expect(retried.headers['idempotent-replayed']).toBeUndefined();
+    const replayed = await p.api.post('/transfer-out', transfer, headers);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(replayed.body.id).toBe(retried.body.id);
   });
 
   it('rejects an over-long key', async () => {
