@@ -57,6 +57,7 @@ afterAll(async () => {
 
 describe('incoming payments', () => {
   it('credit at once when no approval is needed, with every field filled', async () => {
+    const before = await balanceOf(alice.usd);
     const record = await receive(alice, 2_500);
     const { status, body } = await p.api.get(`/transactions/${record.id}`);
     expect(status).toBe(200);
@@ -75,7 +76,9 @@ describe('incoming payments', () => {
     expect(body.settledAt).toBeDefined();
     expect(body.failureReason).toBeUndefined();
     const account = (await p.api.get('/customers/internal-accounts', { customerId: alice.id, currency: 'USD' })).body.data[0];
-    expect(account.balance.amount).toBeGreaterThanOrEqual(2_500);
+    expect(account.balance.amount).toBe(before + 2_500);
+    const legs = await t.corridor.database.db.selectFrom('ledger_transfers').select(['credit_account_id', 'amount', 'state']).where('transaction_id', '=', record.id).execute();
+    expect(legs).toEqual([{ credit_account_id: alice.usd, amount: 2_500, state: 'POSTED' }]);
     const types = (await t.corridor.database.db.selectFrom('events').select('type').where('platform_id', '=', p.platform.id).execute()).map((e) => e.type);
     expect(types).toContain('INCOMING_PAYMENT.COMPLETED');
   });
