@@ -3,7 +3,7 @@ import { startTestApp, type TestApp } from '../../test/support/app.js';
 import type { Database } from '../db/database.js';
 import { transact } from '../db/transact.js';
 import type { Platform } from '../modules/platform/service.js';
-import { enqueueJobs, JobRunner } from './jobs.js';
+import { enqueueJobs, JobRunner, retryDelayMs } from './jobs.js';
 
 /** A service context outside any request: no Idempotency-Key to record. */
 const contextOf = (database: Database, platform: Platform) => ({ platform, tx: <T>(work: (trx: any) => Promise<T>) => transact(database.db, work) });
@@ -41,29 +41,40 @@ describe('durable job runner', () => {
     }
   });
 
-  it('retries a failing job with backoff, then gives up and keeps it for inspection', async () => {
+  it('retries a failing job with backoff doubling from 1 s, then gives up and keeps it for inspection', async () => {
     const { platform } = await t.createPlatform();
     const { database, services } = t.corridor;
     let calls = 0;
+    let failedAt = 0;
     services.jobs.register('test.flaky', async () => {
       calls++;
+      failedAt = Date.now();
       throw new Error('boom');
     });
-    await database.db.transaction().execute((trx) => enqueueJobs(trx, platform, [{ kind: 'test.flaky', maxAttempts: 2 }], systemNow()));
+    await database.db.transaction().execute((trx) => enqueueJobs(trx, platform, [{ kind: 'test.flaky', maxAttempts: 4 }], systemNow()));
+    const row = () => database.db.selectFrom('jobs').selectAll().where('kind', '=', 'test.flaky').executeTakeFirstOrThrow();
     await services.jobs.runDue(platform.id);
-    expect(calls).toBe(1);
-    let row = await database.db.selectFrom('jobs').selectAll().where('kind', '=', 'test.flaky').executeTakeFirstOrThrow();
-    expect(row.attempts).toBe(1);
-    expect(row.last_error).toBe('boom');
-    expect(row.dead_at).toBeNull();
-    expect(row.due_at.getTime()).toBeGreaterThan(Date.now());
-
-    await services.platforms.advanceClock(contextOf(database, platform), 5);
-    expect(calls).toBe(2);
-    row = await database.db.selectFrom('jobs').selectAll().where('kind', '=', 'test.flaky').executeTakeFirstOrThrow();
-    expect(row.dead_at).not.toBeNull();
+    for (const [attempt, delayMs] of [[1, 1_000], [2, 2_000], [3, 4_000]]) {
+      expect(calls).toBe(attempt);
+      const failed = await row();
+      expect(failed).toMatchObject({ attempts: attempt, last_error: 'boom', dead_at: null });
+      // Due again `delayMs` after the failure (the runner's own steps take well under a second).
+      expect(failed.due_at.getTime() - failedAt).toBeGreaterThanOrEqual(delayMs - 5);
+      expect(failed.due_at.getTime() - failedAt).toBeLessThan(delayMs + 1_000);
+      // Half the wait on the test clock runs nothing (from 2 s on); the other half, the next attempt.
+      const half = Math.floor(delayMs / 2_000);
+      if (half > 0) await services.platforms.advanceClock(contextOf(database, platform), half);
+      expect(calls).toBe(attempt);
+      await services.platforms.advanceClock(contextOf(database, platform), delayMs / 1_000 - half);
+    }
+    expect(calls).toBe(4);
+    expect((await row()).dead_at).not.toBeNull();
     await services.platforms.advanceClock(contextOf(database, platform), 3600);
-    expect(calls).toBe(2);
+    expect(calls).toBe(4);
+  });
+
+  it('waits double after each failed attempt, up to 30 minutes', () => {
+    expect([1, 2, 3, 4, 11, 12, 40].map(retryDelayMs)).toEqual([1_000, 2_000, 4_000, 8_000, 1_024_000, 1_800_000, 1_800_000]);
   });
 
   it('jobs of a kind with a batch handler run together; a failed batch falls back to one job at a time', async () => {
