@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
-import { priceQuote } from './pricing.js';
 
 let t: TestApp;
 let a: TestPlatform;
@@ -40,9 +39,11 @@ describe('GET /exchange-rates', () => {
     const response = await a.api.get('/exchange-rates', { sourceCurrency: 'USD', destinationCurrency: 'MXN', sendingAmount: 250_000 });
     expect(response.status).toBe(200);
     const [entry] = response.body.data;
-    const rates = await t.corridor.services.rates.getRates();
-    const expected = priceQuote({ sending: 'USD', receiving: 'MXN', lockedSide: 'SENDING', amount: 250_000, fees: a.platform.fees, rates });
-    expect(entry).toMatchObject({ sendingAmount: 250_000, receivingAmount: expected.totalReceivingAmount, exchangeRate: expected.exchangeRate });
+    // Worked by hand from the sandbox's rate (18.35 MXN to the dollar) and the default fees (0.3%
+    // variable, rounded up; 25 bps of spread): (250,000 − 750) × 18.35 × 0.9975 = 4,562,303.15,
+    // rounded down to the centavo. The rate, 18.304125, is shown at 8 significant digits from the
+    // two multipliers through bitcoin, each rounded down at 15: just under, so 18.304124.
+    expect(entry).toMatchObject({ sendingAmount: 250_000, receivingAmount: 4_562_303, exchangeRate: 18.304124 });
   });
 
   it('filters by source and by repeated destination currencies', async () => {
@@ -87,10 +88,8 @@ describe('GET /exchange-rates', () => {
     const rates = await t.corridor.services.rates.getRates();
     const mid = rates.usdPrices.get('USD')!.div(rates.usdPrices.get('INR')!);
     expect(entry.exchangeRate).toBeCloseTo(mid.times(0.99).toNumber(), 4);
-    const expected = priceQuote({ sending: 'USD', receiving: 'INR', lockedSide: 'SENDING', amount: 10_000, fees: patched.body.fees, rates });
-    expect(expected.feesIncluded).toBe(250);
-    expect(entry.receivingAmount).toBe(expected.totalReceivingAmount);
-    expect(entry.receivingAmount).toBeLessThanOrEqual(mid.times(9750).times(0.99).toNumber());
+    // By hand: 9,750 × 88.65 × 0.99 = 855,694.125 paise, rounded down.
+    expect(entry.receivingAmount).toBe(855_694);
 
     const inrSource = await p.api.get('/exchange-rates', { sourceCurrency: 'INR' });
     expect(inrSource.body.data[0]).toMatchObject({ minSendingAmount: 10_000, maxSendingAmount: 90_000_000, fees: { fixed: 0 } });
