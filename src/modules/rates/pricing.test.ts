@@ -170,12 +170,16 @@ describe('extreme amounts', () => {
   });
 
   it('reports the largest amount that fits when the other side would overflow', () => {
-    let largest = 0;
-    try {
-      quote('USD', 'JPY', 'SENDING', MAX_AMOUNT);
-    } catch (error) {
-      largest = (error as AmountTooLargeError).maximumAmount;
-    }
+    const refusal = (() => {
+      try {
+        quote('USD', 'JPY', 'SENDING', MAX_AMOUNT);
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(refusal).toBeInstanceOf(AmountTooLargeError);
+    const largest = (refusal as AmountTooLargeError).maximumAmount;
+    expect(largest).toBeGreaterThan(0);
     expect(quote('USD', 'JPY', 'SENDING', largest).totalReceivingAmount).toBeLessThanOrEqual(MAX_AMOUNT);
     expect(() => quote('USD', 'JPY', 'SENDING', largest + 1)).toThrow(AmountTooLargeError);
     expect(() => quote('USD', 'JPY', 'SENDING', MAX_AMOUNT + 1)).toThrow(AmountTooLargeError);
