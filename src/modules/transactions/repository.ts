@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import type { DB, Executor, Trx } from '../../db/database.js';
+import type { DB, Executor } from '../../db/database.js';
 import { toJson } from '../../db/database.js';
 import type { Json, WithDefault } from '../../db/schema.js';
 import { maintainedCount } from '../../db/list-counts.js';
@@ -205,17 +205,6 @@ export function statusUpdate(
     .where(ofPlatform(platformId))
     .where('status', 'in', from)
     .returningAll();
-}
-
-export async function updateRefund(trx: Trx, platformId: string, id: string, refund: Refund, at: Date): Promise<TransactionRecord | undefined> {
-  const row = await trx
-    .updateTable('transactions')
-    .set({ refund: toJson(refund), updated_at: at })
-    .where('id', '=', id)
-    .where(ofPlatform(platformId))
-    .returningAll()
-    .executeTakeFirst();
-  return row && toRecord(row);
 }
 
 export async function findTransaction(ex: Executor, platformId: string, id: string, lock = false): Promise<TransactionRecord | undefined> {

@@ -251,15 +251,6 @@ export function createTransactionService({ database, clock }: TransactionService
     transitionFrom,
     require,
     find: repo.findTransaction,
-    /** Replaces the refund object (refund progress after a payment failed). */
-    setRefund: async (trx: Trx, platform: PlatformRef, id: string, refund: repo.TransactionRecord['refund'] & object) => {
-      const record = await repo.updateRefund(trx, platform.id, id, refund, clock.now(platform));
-      if (record && refund.status !== 'PENDING') {
-        const type = refund.status === 'COMPLETED' ? 'OUTGOING_PAYMENT.REFUND_COMPLETED' : 'OUTGOING_PAYMENT.REFUND_FAILED';
-        await emitEvents(trx, platform, [{ type, data: presentTransaction(record, platform.id) }], clock);
-      }
-      return record;
-    },
     present: presentTransaction,
     async get(ctx: ServiceContext, id: string, scope: repo.ListScope = {}): Promise<TransactionView> {
       const record = await require(database.db, ctx.platform.id, id);
