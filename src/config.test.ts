@@ -38,6 +38,14 @@ describe('loadConfig', () => {
     expect(loadConfig({ WEBHOOK_CONCURRENCY: '8' })).toMatchObject({ webhookConcurrency: 8, webhookPlatformConcurrency: 8 });
   });
 
+  it('reads the shutdown limit (default 30 s; 0 cuts off at once)', () => {
+    expect(loadConfig({}).shutdownTimeoutMs).toBe(30_000);
+    expect(loadConfig({ SHUTDOWN_TIMEOUT_MS: '0' }).shutdownTimeoutMs).toBe(0);
+    expect(loadConfig({ SHUTDOWN_TIMEOUT_MS: '1500' }).shutdownTimeoutMs).toBe(1500);
+    expect(() => loadConfig({ SHUTDOWN_TIMEOUT_MS: '600001' })).toThrow('SHUTDOWN_TIMEOUT_MS');
+    expect(() => loadConfig({ SHUTDOWN_TIMEOUT_MS: '5s' })).toThrow('SHUTDOWN_TIMEOUT_MS');
+  });
+
   it('reads the document quota', () => {
     expect(loadConfig({})).toMatchObject({ documentsPerCustomer: 100, documentStoragePerPlatform: 10 * 1024 ** 3 });
     expect(loadConfig({ DOCUMENTS_PER_CUSTOMER: '5', DOCUMENT_STORAGE_PER_PLATFORM: '1048576', DOCUMENT_MAX_BYTES: '1048576' })).toMatchObject({ documentsPerCustomer: 5, documentStoragePerPlatform: 1_048_576 });

@@ -37,6 +37,11 @@ export interface Config {
   bodyLimitBytes: number;
   /** Longest a client may take to send a whole request (headers and body); then 408 and the connection closes. */
   requestTimeoutMs: number;
+  /**
+   * Longest a graceful stop (SIGTERM, SIGINT, SIGHUP) waits for requests, webhook tries and the
+   * job round in flight; then the connections still open are closed and the rest is cut off.
+   */
+  shutdownTimeoutMs: number;
   /** Lifetime of a quote before it expires. */
   quoteLifetimeSeconds: number;
   /** Size of the PostgreSQL connection pool. */
@@ -204,6 +209,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: publicUrl.replace(/\/$/, ''),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 64 * 1_048_576),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 60_000, 1_000, 600_000),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 30_000, 0, 600_000),
     quoteLifetimeSeconds: integer(env, 'QUOTE_LIFETIME_SECONDS', 300, 10, 3600),
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 200),
     runWorkers: boolean(env, 'RUN_WORKERS', true),

@@ -18,15 +18,19 @@ export interface CorridorCore {
   services: Services;
   log: Logger;
   clock: Clock;
-  /** Closes the database when this instance opened it. */
-  close(): Promise<void>;
+  /** Closes the database when this instance opened it (`force`: see `Database.close`). */
+  close(options?: { force?: boolean }): Promise<void>;
 }
 
 export interface Corridor extends CorridorCore {
   app: Awaited<ReturnType<typeof buildHttpApp>>;
   /** Starts the background workers (job runner, webhook delivery, maintenance). */
   startWorkers(): void;
-  /** Stops workers and the HTTP server; closes the database when this instance opened it. */
+  /**
+   * Stops the HTTP server and the workers, letting what is in flight finish for at most
+   * `config.shutdownTimeoutMs`: past that, the connections still open are closed and the rest
+   * is cut off. Closes the database when this instance opened it.
+   */
   close(): Promise<void>;
 }
 
@@ -46,6 +50,19 @@ export interface CorridorOptions {
 }
 
 const MAINTENANCE_INTERVAL_MS = 10 * 60_000;
+/** How often a shutdown still draining says what it waits for (more often under a short limit). */
+const DRAIN_PROGRESS_INTERVAL_MS = 5_000;
+
+/** Whether `work` settles within `ms` (its failure counts as settled: callers log their own). */
+async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([work.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 /** The first maintenance runs this soon after start, not a whole interval later (after a restart, say). */
 export const FIRST_MAINTENANCE_DELAY_MS = 30_000;
 
@@ -107,8 +124,8 @@ export async function createCore(options: CorridorOptions): Promise<CorridorCore
     services,
     log,
     clock,
-    close: async () => {
-      if (ownsDatabase) await database.close();
+    close: async (closeOptions) => {
+      if (ownsDatabase) await database.close(closeOptions);
     },
   };
 }
@@ -122,6 +139,57 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
   let firstMaintenance: NodeJS.Timeout | undefined;
   let maintaining: NodeJS.Timeout | undefined;
   let vacuuming: NodeJS.Timeout | undefined;
+  let closed: Promise<void> | undefined;
+  // Requests whose headers have arrived and whose answer has not been sent (or whose connection has not dropped).
+  let requestsInFlight = 0;
+  app.server.on('request', (_request, response) => {
+    requestsInFlight++;
+    response.once('close', () => requestsInFlight--);
+  });
+  const openConnections = () =>
+    new Promise<number>((resolve) => app.server.getConnections((err, count) => resolve(err ? -1 : count)));
+  const inFlight = async () => ({ requestsInFlight, connections: await openConnections() });
+
+  /**
+   * The shutdown: the HTTP server stops taking requests (new ones on open connections get 503)
+   * and those in flight finish; then the job runner ends its round and the webhook worker its
+   * tries. All of it within `shutdownTimeoutMs`. Node stops enforcing REQUEST_TIMEOUT_MS once the
+   * server is closing, so without the limit a client sending its body a byte now and then, or a
+   * request waiting on a database lock, held the process for as long as it liked.
+   */
+  async function shutdown(): Promise<void> {
+    clearTimeout(firstMaintenance);
+    clearInterval(maintaining);
+    if (vacuuming) clearInterval(vacuuming);
+    const limitMs = config.shutdownTimeoutMs;
+    const deadline = Date.now() + limitMs;
+    const left = () => Math.max(0, deadline - Date.now());
+    const progressMs = Math.min(DRAIN_PROGRESS_INTERVAL_MS, Math.max(250, Math.floor(limitMs / 3)));
+    const progress = setInterval(() => {
+      void inFlight().then((state) => log.info({ ...state, msLeft: left() }, 'shutting down: waiting for requests in flight'));
+    }, progressMs).unref();
+    let cutOff = false;
+    try {
+      const httpClosed = app.close();
+      if (!(await settlesWithin(httpClosed, left()))) {
+        cutOff = true;
+        log.warn({ ...(await inFlight()), limitMs }, 'shutdown limit (SHUTDOWN_TIMEOUT_MS) reached: closing the connections still open');
+        app.server.closeAllConnections();
+        // The server closes once its connections are gone; its onClose hooks are quick.
+        await settlesWithin(httpClosed, 1_000);
+      }
+      if (!(await settlesWithin(services.jobs.stop(), left()))) {
+        cutOff = true;
+        log.warn({ limitMs }, 'shutdown limit (SHUTDOWN_TIMEOUT_MS) reached: the job round in progress is cut off; its jobs run again when their lease ends');
+      }
+      await services.webhooks.stop();
+      await settlesWithin(maintenance.settled(), left());
+    } finally {
+      clearInterval(progress);
+    }
+    // Past the limit, statements still running (a request waiting on a lock) are ended with their connections.
+    await core.close({ force: cutOff });
+  }
 
   return {
     ...core,
@@ -143,16 +211,9 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
         }, PGLITE_VACUUM_INTERVAL_MS).unref();
       }
     },
-    async close() {
-      clearTimeout(firstMaintenance);
-      clearInterval(maintaining);
-      if (vacuuming) clearInterval(vacuuming);
-      // Stop taking requests first (new ones get 503 while those in flight finish), then the workers.
-      await app.close();
-      await services.jobs.stop();
-      await services.webhooks.stop();
-      await maintenance.settled();
-      await core.close();
+    close() {
+      closed ??= shutdown();
+      return closed;
     },
   };
 }

@@ -26,7 +26,12 @@ export interface Database {
    * statement for all parameter values (see `batchConnections`).
    */
   runBatchedStatement(statement: CompiledQuery): Promise<void>;
-  close(): Promise<void>;
+  /**
+   * Closes the connections. `force` (a shutdown past its limit) ends the PostgreSQL connections
+   * still in use too, failing their statements (a request waiting on a lock, say), instead of
+   * waiting for them to be handed back.
+   */
+  close(options?: { force?: boolean }): Promise<void>;
 }
 
 // int8 columns hold amounts capped at 9e15 < 2^53, so JavaScript numbers represent them exactly.
@@ -161,6 +166,25 @@ function quietPool(pool: pg.Pool): pg.Pool {
 }
 
 /**
+ * Ends a pool. Forced, the connections handed out are ended too: a statement in progress fails
+ * (its socket is destroyed), its connection comes back and is removed, and `end()` settles
+ * instead of waiting for a lock wait that may last for ever.
+ */
+function endable(pool: pg.Pool): { end(force?: boolean): Promise<void> } {
+  const inUse = new Set<pg.PoolClient>();
+  pool.on('acquire', (client) => inUse.add(client));
+  pool.on('release', (_err, client) => inUse.delete(client));
+  pool.on('remove', (client) => inUse.delete(client as pg.PoolClient));
+  return {
+    end: (force = false) => {
+      const ended = pool.end();
+      if (force) for (const client of inUse) void client.end().catch(() => {});
+      return ended;
+    },
+  };
+}
+
+/**
  * The batch connections, pipelined. `run` (`runInOneTransaction`) writes BEGIN, the statements and
  * COMMIT at once. After a failed statement PostgreSQL skips the rest (each fails with 25P02) and
  * the COMMIT rolls back, so the first failure is the cause. A failure PostgreSQL did not report
@@ -168,6 +192,7 @@ function quietPool(pool: pg.Pool): pg.Pool {
  */
 function batchConnections(connectionString: string) {
   const pool = quietPool(new pg.Pool({ connectionString: withGenericPlans(connectionString), max: BATCH_CONNECTIONS, pipeline: true }));
+  const ending = endable(pool);
   async function sendAll(statements: Array<{ sql: string; parameters?: readonly unknown[] }>): Promise<void> {
     const client = preparedStatements(await pool.connect());
     const sent = corked(client, () => statements.map((s) => client.query(s.sql, s.parameters as unknown[] | undefined)));
@@ -180,7 +205,7 @@ function batchConnections(connectionString: string) {
   return {
     run: (statements: CompiledQuery[]) => sendAll([{ sql: 'begin' }, ...statements, { sql: 'commit' }]),
     runOne: (statement: CompiledQuery) => sendAll([statement]),
-    end: () => pool.end(),
+    end: (force?: boolean) => ending.end(force),
   };
 }
 
@@ -188,8 +213,10 @@ async function openPostgres(connectionString: string, max: number): Promise<Data
   // A request waits at most 10 s for a connection (say, all held by statements waiting on a lock):
   // then it is a 503 the client can retry, not a hang.
   const pool = quietPool(new pg.Pool({ connectionString, max, connectionTimeoutMillis: POOL_WAIT_MS }));
+  const ending = endable(pool);
+  let force = false;
   // Kysely only calls connect() and end() on the pool.
-  const preparingPool = { connect: async () => preparedStatements(await pool.connect()), end: () => pool.end() } as unknown as pg.Pool;
+  const preparingPool = { connect: async () => preparedStatements(await pool.connect()), end: () => ending.end(force) } as unknown as pg.Pool;
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool }) });
   await sql`select 1`.execute(db);
   const pipelined = batchConnections(connectionString);
@@ -198,9 +225,9 @@ async function openPostgres(connectionString: string, max: number): Promise<Data
     kind: 'postgres',
     runInOneTransaction: pipelined.run,
     runBatchedStatement: pipelined.runOne,
-    close: async () => {
-      await pipelined.end();
-      await db.destroy();
+    close: async (options) => {
+      force = options?.force ?? false;
+      await Promise.all([pipelined.end(force), db.destroy()]);
     },
   };
 }

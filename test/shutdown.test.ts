@@ -1,0 +1,105 @@
+// How `corridor start` stops: bounded by SHUTDOWN_TIMEOUT_MS.
+import { randomBytes } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
+import { sql } from 'kysely';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPlatformWithToken } from '../src/bootstrap.js';
+import { createCorridor } from '../src/corridor.js';
+import { openDatabase } from '../src/db/database.js';
+import { basicAuth, testConfig } from './support/app.js';
+import { sharedTestDatabase } from './support/db.js';
+import { ensureBuilt, killServer, serverDatabaseEnv, startServerProcess, workerDatabaseUrl, type ServerProcess } from './support/server-process.js';
+
+const TOKEN_ID = `shutdown-${randomBytes(4).toString('hex')}`;
+const SECRET = randomBytes(24).toString('hex');
+
+const cleanups: Array<() => unknown> = [];
+afterAll(async () => {
+  for (const fn of cleanups.reverse()) await fn();
+});
+
+let database: Awaited<ReturnType<typeof serverDatabaseEnv>> | undefined;
+/** One database for every server of this file (PGlite's lock passes from one to the next). */
+async function start(env: Record<string, string> = {}): Promise<ServerProcess> {
+  ensureBuilt();
+  if (!database) {
+    database = await serverDatabaseEnv();
+    cleanups.push(database.cleanup);
+  }
+  const server = await startServerProcess({ ...database.env, SERVICE_SANDBOX_TOKEN_ID: TOKEN_ID, SERVICE_SANDBOX_CLIENT_SECRET: SECRET, ...env });
+  cleanups.push(() => killServer(server));
+  return server;
+}
+
+/** A client that sends a request's headers, then its body one byte a second: a request in flight for as long as it likes. */
+function slowPost(server: ServerProcess): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(server.port, '127.0.0.1', () => {
+      const auth = Buffer.from(`${TOKEN_ID}:${SECRET}`).toString('base64');
+      socket.write(`POST /2025-10-13/customers HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic ${auth}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`);
+      const dribble = setInterval(() => socket.write(' '), 1_000);
+      socket.on('close', () => clearInterval(dribble));
+      resolve(socket);
+    });
+    socket.on('error', () => {}); // the server closing it is the point
+    socket.once('error', reject);
+    cleanups.push(() => socket.destroy());
+  });
+}
+
+describe('corridor start: stopping', () => {
+  it('a client sending its body slowly holds the shutdown only until SHUTDOWN_TIMEOUT_MS, with progress logged', { timeout: 60_000 }, async () => {
+    const server = await start({ SHUTDOWN_TIMEOUT_MS: '1500' });
+    const client = await slowPost(server);
+    const clientClosed = new Promise((resolve) => client.once('close', resolve));
+    await new Promise((r) => setTimeout(r, 300)); // the request is in flight
+    const signalledAt = Date.now();
+    server.child.kill('SIGTERM');
+    const exit = await server.exited;
+    const tookMs = Date.now() - signalledAt;
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(tookMs).toBeGreaterThanOrEqual(1_400);
+    expect(tookMs).toBeLessThan(1_500 + 3_000);
+    await clientClosed;
+    const output = server.output();
+    expect(output).toMatch(/"requestsInFlight":1,"connections":1,.*"msg":"shutting down: waiting for requests in flight"/);
+    expect(output).toContain('shutdown limit (SHUTDOWN_TIMEOUT_MS) reached: closing the connections still open');
+  });
+});
+
+describe.runIf(process.env.TEST_DATABASE_URL)('Corridor.close on PostgreSQL', () => {
+  it('a request waiting on a lock is cut off at the limit, and the pool closes anyway', { timeout: 30_000 }, async () => {
+    await sharedTestDatabase();
+    const corridor = await createCorridor({ config: testConfig({ databaseUrl: workerDatabaseUrl(), shutdownTimeoutMs: 500 }), logger: false });
+    const { token } = await createPlatformWithToken(corridor.services, { name: 'Locked', mode: 'SANDBOX', isRegulatedFinancialInstitution: false }, corridor.database);
+    await corridor.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = corridor.app.server.address() as { port: number };
+    // Another process holds the customers table: the request's read waits for as long as it does.
+    const holder = await openDatabase({ databaseUrl: workerDatabaseUrl(), dataDir: 'memory', poolSize: 1 });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holding = holder.db.transaction().execute(async (trx) => {
+      await sql`lock table customers in access exclusive mode`.execute(trx);
+      locked();
+      await held;
+    });
+    try {
+      await isLocked;
+      const request = fetch(`http://127.0.0.1:${port}/2025-10-13/customers`, { headers: { authorization: basicAuth(token) } }).then((r) => r.status, () => 'cut off');
+      await new Promise((r) => setTimeout(r, 300));
+      const closing = Date.now();
+      const closed = corridor.close().then(() => 'closed');
+      const outcome = await Promise.race([closed, new Promise((r) => setTimeout(() => r('still closing'), 5_000))]);
+      expect(outcome).toBe('closed');
+      expect(Date.now() - closing).toBeLessThan(3_000);
+      expect(await request).toBe('cut off');
+    } finally {
+      release();
+      await holding;
+      await holder.close();
+      await corridor.close();
+    }
+  });
+});
