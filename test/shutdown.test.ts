@@ -1,14 +1,20 @@
-// How `corridor start` stops: bounded by SHUTDOWN_TIMEOUT_MS.
+// How `corridor start` stops: bounded by SHUTDOWN_TIMEOUT_MS, a second signal exits at once,
+// SIGHUP stops it like SIGTERM, a failed close still exits (and frees PGlite's lock file).
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { existsSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { sql } from 'kysely';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createPlatformWithToken } from '../src/bootstrap.js';
+import { CLOSE_GRACE_MS, stopOnSignals } from '../src/cli/commands.js';
 import { createCorridor } from '../src/corridor.js';
 import { openDatabase } from '../src/db/database.js';
 import { basicAuth, testConfig } from './support/app.js';
 import { sharedTestDatabase } from './support/db.js';
-import { ensureBuilt, killServer, serverDatabaseEnv, startServerProcess, workerDatabaseUrl, type ServerProcess } from './support/server-process.js';
+import { ensureBuilt, killServer, ROOT, serverDatabaseEnv, startServerProcess, workerDatabaseUrl, type ServerProcess } from './support/server-process.js';
 
 const TOKEN_ID = `shutdown-${randomBytes(4).toString('hex')}`;
 const SECRET = randomBytes(24).toString('hex');
@@ -64,6 +70,96 @@ describe('corridor start: stopping', () => {
     const output = server.output();
     expect(output).toMatch(/"requestsInFlight":1,"connections":1,.*"msg":"shutting down: waiting for requests in flight"/);
     expect(output).toContain('shutdown limit (SHUTDOWN_TIMEOUT_MS) reached: closing the connections still open');
+  });
+
+  it('a second signal while draining exits at once with 128 + its number, saying so', { timeout: 60_000 }, async () => {
+    const server = await start({ SHUTDOWN_TIMEOUT_MS: '60000' });
+    await slowPost(server);
+    await new Promise((r) => setTimeout(r, 300));
+    server.child.kill('SIGTERM');
+    await server.waitForOutput(/"msg":"shutting down: waiting up to 60000 ms/);
+    const signalledAt = Date.now();
+    server.child.kill('SIGINT');
+    expect(await server.exited).toEqual({ code: 130, signal: null });
+    expect(Date.now() - signalledAt).toBeLessThan(2_000);
+    expect(server.output()).toContain('corridor: SIGINT while shutting down: exiting now (code 130)');
+  });
+
+  it('SIGHUP stops it gracefully, like SIGTERM', { timeout: 60_000 }, async () => {
+    const server = await start();
+    server.child.kill('SIGHUP');
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+    expect(server.output()).toMatch(/"signal":"SIGHUP".*"msg":"shutting down/);
+  });
+});
+
+describe('stopOnSignals', () => {
+  function harness(close: () => Promise<void>, shutdownTimeoutMs = 1_000) {
+    const proc = Object.assign(new EventEmitter(), { exit: vi.fn() });
+    const log = { info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+    stopOnSignals({ close, log: log as never, config: { shutdownTimeoutMs } as never }, proc as never);
+    return { proc, log };
+  }
+
+  it('a close that fails is logged and exits 1, not an unhandled rejection', async () => {
+    const unhandled = vi.fn();
+    process.on('unhandledRejection', unhandled);
+    try {
+      const { proc, log } = harness(() => Promise.reject(new Error('pool would not end')));
+      proc.emit('SIGTERM');
+      await vi.waitFor(() => expect(proc.exit).toHaveBeenCalledWith(1));
+      expect(log.error).toHaveBeenCalledWith({ err: expect.objectContaining({ message: 'pool would not end' }) }, 'shutdown failed');
+      await new Promise((r) => setTimeout(r, 10));
+      expect(unhandled).not.toHaveBeenCalled();
+    } finally {
+      process.off('unhandledRejection', unhandled);
+    }
+  });
+
+  it('a close that hangs past the limit exits 1 once the grace after it is over', async () => {
+    vi.useFakeTimers();
+    try {
+      const { proc, log } = harness(() => new Promise(() => {}), 2_000);
+      proc.emit('SIGHUP');
+      await vi.advanceTimersByTimeAsync(2_000 + CLOSE_GRACE_MS - 1);
+      expect(proc.exit).not.toHaveBeenCalled();
+      await vi.advanceTimersByTimeAsync(1);
+      expect(proc.exit).toHaveBeenCalledWith(1);
+      expect(log.error).toHaveBeenCalledWith(expect.anything(), 'shutdown did not finish in time: exiting anyway');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('each of SIGINT, SIGTERM and SIGHUP starts the shutdown; the next one exits at once', async () => {
+    for (const [first, second, code] of [['SIGINT', 'SIGTERM', 143], ['SIGTERM', 'SIGHUP', 129], ['SIGHUP', 'SIGINT', 130]] as const) {
+      const close = vi.fn(() => new Promise<void>(() => {}));
+      const { proc } = harness(close);
+      proc.emit(first);
+      expect(close).toHaveBeenCalledTimes(1);
+      expect(proc.exit).not.toHaveBeenCalled();
+      proc.emit(second);
+      expect(proc.exit).toHaveBeenCalledWith(code);
+      expect(close).toHaveBeenCalledTimes(1);
+    }
+  });
+});
+
+describe('PGlite lock file', () => {
+  it('goes when the process exits without closing the database (a failed shutdown, a second signal)', { timeout: 60_000 }, async () => {
+    ensureBuilt();
+    const { dataDir, cleanup } = await serverDatabaseEnv();
+    cleanups.push(cleanup);
+    const script = `
+      const { openDatabase } = await import(${JSON.stringify(join(ROOT, 'dist/db/database.js'))});
+      await openDatabase({ dataDir: ${JSON.stringify(dataDir)} });
+      console.log('locked');
+      process.exit(3);`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(run.stdout).toContain('locked');
+    expect(run.status).toBe(3);
+    expect(existsSync(join(dataDir, 'pglite'))).toBe(true);
+    expect(existsSync(join(dataDir, 'pglite.lock'))).toBe(false);
   });
 });
 

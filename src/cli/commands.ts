@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { constants } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { createPlatformWithToken, ensureSandboxPlatform, type SandboxBootstrap } from '../bootstrap.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { createCore, createCorridor, type CorridorCore } from '../corridor.js';
+import { createCore, createCorridor, type Corridor, type CorridorCore } from '../corridor.js';
 import { openDatabase } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { API_PREFIX } from '../http/app.js';
@@ -112,16 +113,61 @@ async function start(config: Config): Promise<void> {
   for (const line of listeningLines(config, port, corridor.database.kind === 'pglite')) out(line);
   printBootstrap(result, config.publicUrl, corridor.database.kind === 'pglite');
 
-  let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    corridor.log.info({ signal }, 'shutting down');
-    await corridor.close();
-    process.exit(0);
+  stopOnSignals(corridor);
+}
+
+/** The signals that stop a started server gracefully. SIGHUP too: a closed terminal or a supervisor's stop. */
+export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/** Beyond the shutdown limit, how long closing the workers and the database may take before the process exits anyway. */
+export const CLOSE_GRACE_MS = 5_000;
+
+/** What `stopOnSignals` needs of the process (tests pass a stand-in). */
+export interface SignalledProcess {
+  on(signal: (typeof STOP_SIGNALS)[number], listener: () => void): unknown;
+  exit(code: number): void;
+}
+
+/**
+ * The first SIGINT, SIGTERM or SIGHUP starts a graceful shutdown, bounded by SHUTDOWN_TIMEOUT_MS
+ * (`Corridor.close`), and exits 0 once it is done, 1 if it failed. Another signal while it runs
+ * exits at once (128 + the signal's number, as a shell reports death by that signal): whoever
+ * sends it no longer wants to wait. A close that outlives its limit by CLOSE_GRACE_MS (a database
+ * connection that will not end) exits 1. PGlite's lock file goes with any of these exits
+ * (`openDatabase`).
+ */
+export function stopOnSignals(corridor: Pick<Corridor, 'close' | 'log' | 'config'>, proc: SignalledProcess = process): void {
+  let stopping = false;
+  const stop = (signal: (typeof STOP_SIGNALS)[number]) => {
+    if (stopping) {
+      const code = 128 + constants.signals[signal];
+      corridor.log.warn({ signal, code }, `${signal} while shutting down: exiting now, without waiting for what is in flight`);
+      io.err(`corridor: ${signal} while shutting down: exiting now (code ${code}) without waiting for what is in flight`);
+      proc.exit(code);
+      return;
+    }
+    stopping = true;
+    const limitMs = corridor.config.shutdownTimeoutMs;
+    corridor.log.info({ signal, limitMs }, `shutting down: waiting up to ${limitMs} ms for what is in flight (${signal} again to exit now)`);
+    const ceiling = setTimeout(() => {
+      corridor.log.error({ limitMs, graceMs: CLOSE_GRACE_MS }, 'shutdown did not finish in time: exiting anyway');
+      proc.exit(1);
+    }, limitMs + CLOSE_GRACE_MS);
+    ceiling.unref();
+    corridor.close().then(
+      () => {
+        clearTimeout(ceiling);
+        proc.exit(0);
+      },
+      (err: unknown) => {
+        clearTimeout(ceiling);
+        corridor.log.error({ err }, 'shutdown failed');
+        io.err(`corridor: shutdown failed: ${(err as Error)?.message ?? String(err)}`);
+        proc.exit(1);
+      },
+    );
   };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  for (const signal of STOP_SIGNALS) proc.on(signal, () => stop(signal));
 }
 
 async function migrate(config: Config): Promise<void> {

@@ -257,9 +257,12 @@ async function openPGlite(dataDir: string): Promise<Database> {
       await db.executeQuery(statement);
     },
     close: async () => {
-      await db.destroy();
-      await pglite.close();
-      unlock();
+      try {
+        await db.destroy();
+        await pglite.close();
+      } finally {
+        unlock();
+      }
     },
   };
 }
@@ -280,7 +283,29 @@ function lockDataDir(location: string): () => void {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   writeFileSync(lockFile, String(process.pid));
-  return () => rmSync(lockFile, { force: true });
+  heldLocks.add(lockFile);
+  return () => {
+    heldLocks.delete(lockFile);
+    removeOwnLock(lockFile);
+  };
+}
+
+/**
+ * Lock files of this process, removed when it exits whichever way it does short of a signal's
+ * default action or SIGKILL (a shutdown whose close failed, a second signal): the next start
+ * then finds no lock at all rather than one of a dead process.
+ */
+const heldLocks = new Set<string>();
+process.on('exit', () => {
+  for (const lockFile of heldLocks) removeOwnLock(lockFile);
+});
+
+function removeOwnLock(lockFile: string): void {
+  try {
+    if (readFileSync(lockFile, 'utf8') === String(process.pid)) rmSync(lockFile, { force: true });
+  } catch {
+    // Gone already.
+  }
 }
 
 function processAlive(pid: number): boolean {
