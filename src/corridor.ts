@@ -7,6 +7,7 @@ import { openDatabase, type Database } from './db/database.js';
 import { migrateToLatest, migrationsApplied } from './db/migrate.js';
 import { PGLITE_VACUUM_INTERVAL_MS, vacuumWhereDue } from './db/pglite-vacuum.js';
 import { buildHttpApp } from './http/app.js';
+import { settlesWithin } from './http/deadline.js';
 import { releaseInFlightKeys } from './http/idempotency.js';
 import { createMaintenance } from './maintenance.js';
 import { createServices, type Services } from './services.js';
@@ -53,16 +54,6 @@ const MAINTENANCE_INTERVAL_MS = 10 * 60_000;
 /** How often a shutdown still draining says what it waits for (more often under a short limit). */
 const DRAIN_PROGRESS_INTERVAL_MS = 5_000;
 
-/** Whether `work` settles within `ms` (its failure counts as settled: callers log their own). */
-async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([work.then(() => true, () => true), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 /** The first maintenance runs this soon after start, not a whole interval later (after a restart, say). */
 export const FIRST_MAINTENANCE_DELAY_MS = 30_000;
 
@@ -148,12 +139,14 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
   });
   const openConnections = () =>
     new Promise<number>((resolve) => app.server.getConnections((err, count) => resolve(err ? -1 : count)));
-  const inFlight = async () => ({ requestsInFlight, connections: await openConnections() });
+  const inFlight = async () => ({ requestsInFlight, connections: await openConnections(), webhookTries: services.webhooks.triesInFlight() });
 
   /**
    * The shutdown: the HTTP server stops taking requests (new ones on open connections get 503)
-   * and those in flight finish; then the job runner ends its round and the webhook worker its
-   * tries. All of it within `shutdownTimeoutMs`. Node stops enforcing REQUEST_TIMEOUT_MS once the
+   * and those in flight finish; then the job runner ends its round. The webhook worker stops
+   * claiming events at once and lets its tries in flight finish (each is bounded by its own
+   * timeout): an approval request the platform is answering must get its answer, not be sent
+   * again after the restart. All of it within `shutdownTimeoutMs`; what is left then is cut off. Node stops enforcing REQUEST_TIMEOUT_MS once the
    * server is closing, so without the limit a client sending its body a byte now and then, or a
    * request waiting on a database lock, held the process for as long as it liked.
    */
@@ -170,6 +163,7 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
     }, progressMs).unref();
     let cutOff = false;
     try {
+      const webhooksStopped = services.webhooks.stop(limitMs);
       const httpClosed = app.close();
       if (!(await settlesWithin(httpClosed, left()))) {
         cutOff = true;
@@ -182,7 +176,7 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
         cutOff = true;
         log.warn({ limitMs }, 'shutdown limit (SHUTDOWN_TIMEOUT_MS) reached: the job round in progress is cut off; its jobs run again when their lease ends');
       }
-      await services.webhooks.stop();
+      await webhooksStopped;
       await settlesWithin(maintenance.settled(), left());
     } finally {
       clearInterval(progress);

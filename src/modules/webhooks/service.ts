@@ -79,7 +79,10 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     /** Nudges the background worker to look for due events now. */
     wake: () => worker.wake(),
     start: () => worker.start(),
-    stop: () => worker.stop(),
+    /** Stops claiming; tries in flight get `graceMs` to finish, then are interrupted (see `WebhookWorker.stop`). */
+    stop: (graceMs?: number) => worker.stop(graceMs),
+    /** Tries the background worker has in flight. */
+    triesInFlight: () => worker.triesInFlight,
     /** A separate worker on the same keys and hooks, with other settings or clock (tests). */
     createWorker: (overrides: Partial<DeliverySettings> = {}, workerClock: Clock = clock) =>
       new WebhookWorker({ ...workerDeps, clock: workerClock }, { ...settings, ...overrides }),

@@ -160,6 +160,63 @@ describe('background worker', () => {
     expect(p.receiver.requests).toHaveLength(3);
   });
 
+  it('a graceful stop claims nothing more and lets the tries in flight finish', async () => {
+    const p = await platformWithReceiver();
+    p.receiver.setDefault({ status: 200, delayMs: 600 });
+    const worker = webhooks().createWorker({ pollIntervalMs: 20 });
+    worker.start();
+    const [answered] = await emitMany(p.platform, 1);
+    await p.receiver.waitForRequests(1);
+    const [due] = await emitMany(p.platform, 1);
+    const stopping = Date.now();
+    await worker.stop(5_000);
+    expect(Date.now() - stopping).toBeLessThan(2_000);
+    // The receiver's answer was awaited and recorded: one request, delivered, no second send later.
+    expect(p.receiver.requests.map((r) => r.json.id)).toEqual([answered]);
+    expect(await row(answered)).toMatchObject({ delivery_state: 'DELIVERED', attempts: 1 });
+    // The event that became due while stopping was left for the next process.
+    expect(await row(due)).toMatchObject({ delivery_state: 'PENDING', attempts: 0 });
+  });
+
+  it('a graceful stop interrupts the tries still in flight at its limit and hands them back', async () => {
+    const p = await platformWithReceiver();
+    p.receiver.setDefault({ hang: true });
+    const worker = webhooks().createWorker({ pollIntervalMs: 20 });
+    worker.start();
+    const [id] = await emitMany(p.platform, 1);
+    await p.receiver.waitForRequests(1);
+    const stopping = Date.now();
+    await worker.stop(300);
+    expect(Date.now() - stopping).toBeGreaterThanOrEqual(290);
+    expect(Date.now() - stopping).toBeLessThan(1_500);
+    expect(await row(id)).toMatchObject({ delivery_state: 'PENDING', attempts: 0 });
+  });
+
+  it('closing the Corridor instance waits for an approval request the platform is answering', async () => {
+    const app = await startTestApp({ shutdownTimeoutMs: 5_000 }, { madeUpEvents: true });
+    let closed = false;
+    try {
+      const p = await app.createPlatform();
+      const receiver = await startWebhookReceiver();
+      receivers.push(receiver);
+      await p.api.patch('/config', { webhookEndpoint: receiver.url });
+      const decisions: unknown[] = [];
+      app.corridor.services.webhooks.onApproval('INCOMING_PAYMENT.PENDING', (info) => void decisions.push(info.decision));
+      receiver.setDefault({ status: 200, delayMs: 800 });
+      app.corridor.startWorkers();
+      const [id] = await emitEvents(app.corridor.database.db, p.platform, [{ type: 'INCOMING_PAYMENT.PENDING', data: { id: 'Transaction:42', status: 'PENDING' } }], systemClock);
+      app.corridor.services.webhooks.wake();
+      await receiver.waitForRequests(1, 3_000);
+      await app.close();
+      closed = true;
+      expect(decisions).toEqual([{ kind: 'approve', automatic: false }]);
+      expect(await outboxRow(app.corridor.database, id)).toMatchObject({ delivery_state: 'DELIVERED', attempts: 1 });
+      expect(receiver.requests).toHaveLength(1);
+    } finally {
+      if (!closed) await app.close();
+    }
+  });
+
   it('starts and stops with the Corridor instance', async () => {
     const p = await platformWithReceiver();
     t.corridor.startWorkers();

@@ -3,6 +3,7 @@ import { toRealTime, type Clock } from '../../core/clock.js';
 import { privateTargetsAllowed } from '../../core/outbound.js';
 import type { Database } from '../../db/database.js';
 import { createWriteBatcher, type WriteBatcher } from '../../db/write-batcher.js';
+import { settlesWithin } from '../../http/deadline.js';
 import { DeliveryInterrupted, describeOutcome, sendWebhook, type DeliveryOutcome, type Envelope } from './delivery.js';
 import type { ResponseHooks } from './hooks.js';
 import type { SigningKeys } from './keys.js';
@@ -59,6 +60,8 @@ export class WebhookWorker {
   private readonly perPlatform = new Map<string, number>();
   private shutdown = new AbortController();
   private running = false;
+  /** Set by `stop()`: no more claims, while the tries in flight may still finish. */
+  private stopping = false;
   private loop?: Promise<void>;
   private wakeUp?: () => void;
   private fillQueue: Promise<unknown> = Promise.resolve();
@@ -75,18 +78,35 @@ export class WebhookWorker {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.stopping = false;
     this.shutdown = new AbortController();
     this.loop = this.runLoop();
   }
 
-  /** Stops polling, interrupts tries in flight and hands their events back for the next process. */
-  async stop(): Promise<void> {
+  /**
+   * Stops claiming events at once, gives the tries in flight up to `graceMs` to finish (each is
+   * bounded by `timeoutMs` anyway), then interrupts those left and hands their events back for
+   * the next process. Interrupting a try whose receiver was about to answer sends it again later:
+   * an ordinary event arrives twice, and an approval request (INCOMING_PAYMENT.PENDING) that the
+   * platform had approved finds the receiver answering 409 (already seen) and the payment fails.
+   */
+  async stop(graceMs = 0): Promise<void> {
     if (!this.running) return;
     this.running = false;
-    this.shutdown.abort();
+    this.stopping = true;
     this.wakeUp?.();
     await this.loop;
+    const finished = Promise.allSettled([...this.inFlight]);
+    if (this.inFlight.size > 0 && !(await settlesWithin(finished, graceMs))) {
+      if (graceMs > 0) this.deps.log.warn({ tries: this.inFlight.size, graceMs }, 'webhook tries still in flight at the shutdown limit: interrupted; their events are sent again by the next process');
+      this.shutdown.abort();
+    }
     await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Tries in flight now. */
+  get triesInFlight(): number {
+    return this.inFlight.size;
   }
 
   /** Makes an idle worker look for due events now instead of at its next poll. */
@@ -142,7 +162,7 @@ export class WebhookWorker {
     let launched = 0;
     for (;;) {
       const free = this.settings.concurrency - this.inFlight.size;
-      if (free <= 0 || this.shutdown.signal.aborted) return launched;
+      if (free <= 0 || this.stopping) return launched;
       const nowMs = this.deps.clock.realNowMs();
       const events = await repo.claimDueEvents(this.deps.database.db, {
         now: new Date(nowMs),
