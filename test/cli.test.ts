@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -162,6 +163,36 @@ describe('corridor CLI', () => {
     expect(badPermission.code).toBe(64);
     expect((await cli(['token', 'create', '--platform', platform.platformId, '--name', ''])).code).toBe(64);
   }, 90_000); // several CLI runs, each opening the database
+});
+
+describe('corridor start', () => {
+  it("prints a new sandbox platform's credentials before binding the port: a port in use does not lose them", async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const { port } = blocker.address() as AddressInfo;
+    const fresh = await emptyDatabase();
+    try {
+      const result = await cli(['start'], { ...fresh.env, PORT: String(port) });
+      expect(result.code).toBe(1);
+      expect(result.err).toContain('EADDRINUSE');
+      expect(result.out).not.toContain('Corridor is listening');
+      const clientId = result.out.match(/^ {2}Client id: +(\S+)$/m)?.[1];
+      const clientSecret = result.out.match(/^ {2}Client secret: +(\S+)$/m)?.[1];
+      expect(clientId && clientSecret).toBeTruthy();
+      // The database was closed on the way out (PGlite's lock freed), and the printed secret is the one it holds.
+      if ('DATA_DIR' in fresh.env) expect(existsSync(join(fresh.env.DATA_DIR, 'pglite.lock'))).toBe(false);
+      const config = 'DATA_DIR' in fresh.env ? testConfig({ dataDir: fresh.env.DATA_DIR }) : testConfig({ databaseUrl: fresh.env.DATABASE_URL });
+      const corridor = await createCorridor({ config, logger: false });
+      try {
+        expect((await apiClient(corridor, { clientId: clientId!, clientSecret: clientSecret! }).get('/config')).status).toBe(200);
+      } finally {
+        await corridor.close();
+      }
+    } finally {
+      blocker.close();
+      await fresh.drop();
+    }
+  }, 60_000);
 });
 
 describe('corridor start banner', () => {

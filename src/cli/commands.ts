@@ -69,14 +69,26 @@ async function withCorridor<T>(config: Config, work: (corridor: CorridorCore) =>
   }
 }
 
+/**
+ * A sandbox platform's new credentials, printed as soon as they exist: the client secret is
+ * stored only as a hash, so this is its one copy. Printed after listening, a port already in use
+ * or a signal during start-up lost it.
+ */
+function printNewCredentials(result: SandboxBootstrap): void {
+  if (result.kind !== 'created') return;
+  const { platform, token } = result.credentials;
+  out(`Created sandbox platform ${platform.id}; its client secret is shown only now: store it`);
+  out(`  Client id:      ${token.clientId}`);
+  out(`  Client secret:  ${token.clientSecret}`);
+}
+
 function printBootstrap(result: SandboxBootstrap, baseUrl: string, pglite: boolean): void {
   out(`  API base URL:   ${baseUrl}${API_PREFIX}`);
   out(`  API reference:  ${baseUrl}/docs`);
   if (result.kind === 'created') {
     const { platform, token } = result.credentials;
     out(`  Sandbox platform ${platform.id}`);
-    out(`  Client id:      ${token.clientId}`);
-    out(`  Client secret:  ${token.clientSecret}`);
+    out(`  Client id:      ${token.clientId} (client secret printed above)`);
     out(`  Try: curl -u ${token.clientId}:${token.clientSecret} ${baseUrl}${API_PREFIX}/config`);
   } else if (result.kind === 'configured') {
     out(`  Sandbox platform ${result.platformId}`);
@@ -103,11 +115,19 @@ export function listeningLines(config: Pick<Config, 'host' | 'publicUrl' | 'data
 
 async function start(config: Config): Promise<void> {
   const corridor = await createCorridor({ config });
-  const result = await ensureSandboxPlatform(corridor.services, corridor.database, {
-    tokenId: config.sandboxTokenId,
-    clientSecret: config.sandboxClientSecret,
-  });
-  await corridor.app.listen({ port: config.port, host: config.host });
+  let result: SandboxBootstrap;
+  try {
+    result = await ensureSandboxPlatform(corridor.services, corridor.database, {
+      tokenId: config.sandboxTokenId,
+      clientSecret: config.sandboxClientSecret,
+    });
+    printNewCredentials(result);
+    await corridor.app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    // The port is taken, say: close the database (and free PGlite's lock) before reporting it.
+    await corridor.close().catch(() => {});
+    throw error;
+  }
   if (config.runWorkers) corridor.startWorkers();
   const { port } = corridor.app.server.address() as AddressInfo;
   for (const line of listeningLines(config, port, corridor.database.kind === 'pglite')) out(line);
