@@ -1,26 +1,82 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 
 /**
  * PGlite is one process's database: a second process opening the same directory would corrupt
  * it. A pid lock file turns that into a clear error instead.
+ *
+ * The lock file is created exclusively (`wx`): of processes opening the directory at the same
+ * moment, one creates it and the others find it. Reading it first and writing it after let two
+ * processes that opened one directory within a millisecond both have it (2 of 4 rounds). A lock
+ * of a process that no longer runs is taken over, once (`takeOverStale`).
  */
 export function lockDataDir(location: string): () => void {
   mkdirSync(location, { recursive: true });
   const lockFile = `${location}.lock`;
-  try {
-    const holder = Number(readFileSync(lockFile, 'utf8'));
-    if (holder && holder !== process.pid && processAlive(holder)) {
-      throw new Error(`the embedded database in ${location} is in use by process ${holder}; stop it first or use DATABASE_URL`);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    const holder = readHolder(lockFile);
+    // This process's own pid: a pid reused after a restart (a container's), or a second open here.
+    if (holder === process.pid) break;
+    const stale = holder === 0 || (holder !== undefined && !processAlive(holder));
+    if (attempt > 0 || !stale || !takeOverStale(lockFile, holder)) {
+      throw new Error(`the embedded database in ${location} is in use by ${holder === undefined ? 'another process' : `process ${holder}`}; stop it first or use DATABASE_URL`);
+    }
   }
-  writeFileSync(lockFile, String(process.pid));
   heldLocks.add(lockFile);
   return () => {
     heldLocks.delete(lockFile);
     removeOwnLock(lockFile);
   };
+}
+
+/** How long a lock file may stay empty (its creator has not written its pid yet) before it counts as abandoned. */
+const EMPTY_LOCK_GRACE_MS = 10_000;
+
+/**
+ * The pid in a lock file; `undefined` while it cannot tell (the file was created but its pid not
+ * yet written); 0 when it is gone or was left empty long ago (nobody holds it).
+ */
+function readHolder(lockFile: string): number | undefined {
+  try {
+    const text = readFileSync(lockFile, 'utf8').trim();
+    if (/^\d+$/.test(text)) return Number(text);
+    return Date.now() - statSync(lockFile).mtimeMs > EMPTY_LOCK_GRACE_MS ? 0 : undefined;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw error;
+  }
+}
+
+/**
+ * Removes a lock file whose holder is dead, unless another process did first and locked the
+ * directory since. The file is moved aside (one rename wins), and put back if what was moved is
+ * not the dead holder's lock after all. False when another process holds the directory now.
+ */
+function takeOverStale(lockFile: string, deadHolder: number): boolean {
+  const aside = `${lockFile}.${process.pid}.stale`;
+  try {
+    renameSync(lockFile, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true; // gone: try to create it again
+    throw error;
+  }
+  const moved = readHolder(aside);
+  if (moved === deadHolder || moved === 0) {
+    rmSync(aside, { force: true });
+    return true;
+  }
+  // Another process took the stale lock over between our read and the rename: give it back.
+  try {
+    linkSync(aside, lockFile);
+  } finally {
+    rmSync(aside, { force: true });
+  }
+  return false;
 }
 
 /**
