@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createPlatformWithToken } from '../src/bootstrap.js';
-import { CLOSE_GRACE_MS, stopOnSignals } from '../src/cli/commands.js';
+import { CLOSE_GRACE_MS, REPEATED_SIGNAL_MS, stopOnSignals } from '../src/cli/commands.js';
 import { createCorridor } from '../src/corridor.js';
 import { openDatabase } from '../src/db/database.js';
 import { basicAuth, testConfig } from './support/app.js';
@@ -78,6 +78,7 @@ describe('corridor start: stopping', () => {
     await new Promise((r) => setTimeout(r, 300));
     server.child.kill('SIGTERM');
     await server.waitForOutput(/"msg":"shutting down: waiting up to 60000 ms/);
+    await new Promise((r) => setTimeout(r, REPEATED_SIGNAL_MS));
     const signalledAt = Date.now();
     server.child.kill('SIGINT');
     expect(await server.exited).toEqual({ code: 130, signal: null });
@@ -90,6 +91,42 @@ describe('corridor start: stopping', () => {
     server.child.kill('SIGHUP');
     expect(await server.exited).toEqual({ code: 0, signal: null });
     expect(server.output()).toMatch(/"signal":"SIGHUP".*"msg":"shutting down/);
+  });
+});
+
+describe('npm start', () => {
+  /** Whether any process of the group still runs. */
+  const groupAlive = (pgid: number) => {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('SIGTERM to the npm process stops the server too, instead of leaving it running', { timeout: 90_000 }, async () => {
+    ensureBuilt();
+    if (!database) {
+      database = await serverDatabaseEnv();
+      cleanups.push(database.cleanup);
+    }
+    // Its own process group, so that whatever it leaves behind can be found (and killed) afterwards.
+    const server = await startServerProcess(
+      { ...database.env, SERVICE_SANDBOX_TOKEN_ID: TOKEN_ID, SERVICE_SANDBOX_CLIENT_SECRET: SECRET, npm_config_update_notifier: 'false' },
+      { command: ['npm', 'start'], spawn: { detached: true } },
+    );
+    const pgid = server.child.pid!;
+    cleanups.push(() => {
+      if (groupAlive(pgid)) process.kill(-pgid, 'SIGKILL');
+    });
+    server.child.kill('SIGTERM');
+    await server.exited;
+    const deadline = Date.now() + 15_000;
+    while (groupAlive(pgid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(groupAlive(pgid), 'a process of `npm start` outlived npm').toBe(false);
+    expect(await fetch(`${server.origin}/healthz`).then(() => 'answering', () => 'down')).toBe('down');
+    expect(server.output()).toMatch(/"signal":"SIGTERM".*"msg":"shutting down/);
   });
 });
 
@@ -132,15 +169,36 @@ describe('stopOnSignals', () => {
   });
 
   it('each of SIGINT, SIGTERM and SIGHUP starts the shutdown; the next one exits at once', async () => {
-    for (const [first, second, code] of [['SIGINT', 'SIGTERM', 143], ['SIGTERM', 'SIGHUP', 129], ['SIGHUP', 'SIGINT', 130]] as const) {
+    vi.useFakeTimers();
+    try {
+      for (const [first, second, code] of [['SIGINT', 'SIGTERM', 143], ['SIGTERM', 'SIGHUP', 129], ['SIGHUP', 'SIGINT', 130]] as const) {
+        const close = vi.fn(() => new Promise<void>(() => {}));
+        const { proc } = harness(close);
+        proc.emit(first);
+        expect(close).toHaveBeenCalledTimes(1);
+        expect(proc.exit).not.toHaveBeenCalled();
+        await vi.advanceTimersByTimeAsync(REPEATED_SIGNAL_MS);
+        proc.emit(second);
+        expect(proc.exit).toHaveBeenCalledWith(code);
+        expect(close).toHaveBeenCalledTimes(1);
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('the same signal twice at once is one request (Ctrl-C under npm start: from the terminal and from npm)', async () => {
+    vi.useFakeTimers();
+    try {
       const close = vi.fn(() => new Promise<void>(() => {}));
-      const { proc } = harness(close);
-      proc.emit(first);
-      expect(close).toHaveBeenCalledTimes(1);
+      const { proc } = harness(close, 60_000);
+      proc.emit('SIGINT');
+      await vi.advanceTimersByTimeAsync(20);
+      proc.emit('SIGINT');
       expect(proc.exit).not.toHaveBeenCalled();
-      proc.emit(second);
-      expect(proc.exit).toHaveBeenCalledWith(code);
       expect(close).toHaveBeenCalledTimes(1);
+    } finally {
+      vi.useRealTimers();
     }
   });
 });

@@ -142,6 +142,13 @@ export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 /** Beyond the shutdown limit, how long closing the workers and the database may take before the process exits anyway. */
 export const CLOSE_GRACE_MS = 5_000;
 
+/**
+ * A signal this soon after the one that started the shutdown is that one delivered twice, not a
+ * second request: Ctrl-C in a terminal signals every process of the foreground group, so under
+ * `npm start` the server gets SIGINT from the terminal and again from npm, which passes it on.
+ */
+export const REPEATED_SIGNAL_MS = 500;
+
 /** What `stopOnSignals` needs of the process (tests pass a stand-in). */
 export interface SignalledProcess {
   on(signal: (typeof STOP_SIGNALS)[number], listener: () => void): unknown;
@@ -151,15 +158,17 @@ export interface SignalledProcess {
 /**
  * The first SIGINT, SIGTERM or SIGHUP starts a graceful shutdown, bounded by SHUTDOWN_TIMEOUT_MS
  * (`Corridor.close`), and exits 0 once it is done, 1 if it failed. Another signal while it runs
- * exits at once (128 + the signal's number, as a shell reports death by that signal): whoever
+ * (`REPEATED_SIGNAL_MS` or more after the first) exits at once (128 + the signal's number, as a shell reports death by that signal): whoever
  * sends it no longer wants to wait. A close that outlives its limit by CLOSE_GRACE_MS (a database
  * connection that will not end) exits 1. PGlite's lock file goes with any of these exits
  * (`openDatabase`).
  */
 export function stopOnSignals(corridor: Pick<Corridor, 'close' | 'log' | 'config'>, proc: SignalledProcess = process): void {
   let stopping = false;
+  let stoppingSince = 0;
   const stop = (signal: (typeof STOP_SIGNALS)[number]) => {
     if (stopping) {
+      if (Date.now() - stoppingSince < REPEATED_SIGNAL_MS) return;
       const code = 128 + constants.signals[signal];
       corridor.log.warn({ signal, code }, `${signal} while shutting down: exiting now, without waiting for what is in flight`);
       io.err(`corridor: ${signal} while shutting down: exiting now (code ${code}) without waiting for what is in flight`);
@@ -167,6 +176,7 @@ export function stopOnSignals(corridor: Pick<Corridor, 'close' | 'log' | 'config
       return;
     }
     stopping = true;
+    stoppingSince = Date.now();
     const limitMs = corridor.config.shutdownTimeoutMs;
     corridor.log.info({ signal, limitMs }, `shutting down: waiting up to ${limitMs} ms for what is in flight (${signal} again to exit now)`);
     const ceiling = setTimeout(() => {
