@@ -5,6 +5,7 @@ import { literalLimit } from '../db/database.js';
 import type { Clock, ClockSubject } from './clock.js';
 import { groupBy } from './collections.js';
 import { addToOutbox, type JobRow } from './outbox.js';
+import { PollFailures } from './poll-failures.js';
 
 declare module '../db/schema.js' {
   interface DB {
@@ -140,11 +141,14 @@ export class JobRunner {
   /** Set by `stop()`: rounds in flight end after their current round. */
   private stopping = false;
   private readonly pollIntervalMs: number;
+  /** Logs and paces polls that fail (the database down): one line a minute, backing off to 5 s. */
+  private readonly pollFailures: PollFailures;
   private readonly batchSize: number;
   private readonly maxBatchSize: number;
 
   constructor(private readonly options: JobRunnerOptions) {
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
+    this.pollFailures = new PollFailures(options.log, 'job poll', this.pollIntervalMs);
     this.batchSize = options.batchSize ?? 20;
     this.maxBatchSize = Math.max(this.batchSize, options.maxBatchSize ?? this.batchSize * 8);
   }
@@ -183,8 +187,8 @@ export class JobRunner {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       this.running = this.runDue()
-        .catch((error) => this.options.log.error({ err: error }, 'job poll failed'))
-        .then(() => this.schedule(this.pollIntervalMs));
+        .then(() => this.pollFailures.succeeded(), (error) => this.pollFailures.failed(error))
+        .then((nextMs) => this.schedule(nextMs));
     }, delayMs);
     this.timer.unref();
   }

@@ -21,3 +21,29 @@ export async function failOnce(db: Kysely<any>, table: string, event: 'insert' |
     await sql.raw(`drop trigger ${fault} on ${table}; drop function ${fault}(); drop sequence ${fault}`).execute(db);
   };
 }
+
+/**
+ * The database as a process sees it while the server is down: every statement through `db` fails
+ * to connect (ECONNREFUSED) until `state.down` is set false. `state.statements` counts those tried.
+ */
+export function outage<T extends { db: Kysely<any> }>(database: T): { database: T; state: { down: boolean; statements: number } } {
+  const state = { down: true, statements: 0 };
+  const db = database.db.withPlugin({
+    transformQuery(args) {
+      state.statements++;
+      if (state.down) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+      return args.node;
+    },
+    transformResult: async (args) => args.result,
+  });
+  return { database: { ...database, db }, state };
+}
+
+/** A logger that keeps what it is given: `lines` holds each call's level, message and fields. */
+export function capturingLogger() {
+  const lines: Array<{ level: string; msg: string; fields: Record<string, unknown> }> = [];
+  const at = (level: string) => (fields: Record<string, unknown> | string, msg?: string) =>
+    void lines.push(typeof fields === 'string' ? { level, msg: fields, fields: {} } : { level, msg: msg ?? '', fields });
+  const log = { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), trace: at('trace'), fatal: at('fatal') };
+  return { log: log as never, lines };
+}

@@ -4,7 +4,9 @@ import { clockAhead, outboxRow, startWebhookReceiver, type WebhookReceiver } fro
 import { systemClock } from '../../core/clock.js';
 import { emitEvents } from '../../core/events.js';
 import type { Platform } from '../platform/service.js';
+import { capturingLogger, outage } from '../../../test/support/faults.js';
 import * as repo from './repository.js';
+import { WebhookWorker } from './worker.js';
 
 let t: TestApp;
 const receivers: WebhookReceiver[] = [];
@@ -214,6 +216,26 @@ describe('background worker', () => {
       expect(receiver.requests).toHaveLength(1);
     } finally {
       if (!closed) await app.close();
+    }
+  });
+
+  it('with the database down, logs the first failed poll, backs off instead of polling every 500 ms, and logs the recovery', { timeout: 20_000 }, async () => {
+    const { database, state } = outage(t.corridor.database);
+    const { log, lines } = capturingLogger();
+    // Claims fail before any try, so signing keys and response hooks are never used.
+    const worker = new WebhookWorker({ database, clock: systemClock, log, keys: {} as never, hooks: {} as never }, { ...webhooks().createWorker().settings, pollIntervalMs: 20 });
+    worker.start();
+    try {
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(state.statements).toBeGreaterThanOrEqual(3);
+      expect(state.statements).toBeLessThanOrEqual(8);
+      const errors = lines.filter((l) => l.level === 'error');
+      expect(errors.map((l) => l.msg)).toEqual(['webhook poll failed; while it keeps failing, one line a minute']);
+      expect(errors[0].fields.err).toMatchObject({ code: 'ECONNREFUSED' });
+      state.down = false;
+      await expect.poll(() => lines.map((l) => l.msg), { timeout: 8_000 }).toContain('webhook poll recovered');
+    } finally {
+      await worker.stop();
     }
   });
 

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { toRealTime, type Clock } from '../../core/clock.js';
 import { privateTargetsAllowed } from '../../core/outbound.js';
+import { PollFailures } from '../../core/poll-failures.js';
 import type { Database } from '../../db/database.js';
 import { createWriteBatcher, type WriteBatcher } from '../../db/write-batcher.js';
 import { settlesWithin } from '../../http/deadline.js';
@@ -67,12 +68,15 @@ export class WebhookWorker {
   private fillQueue: Promise<unknown> = Promise.resolve();
   /** Outcomes of tries that end together are recorded in one statement. */
   private readonly records: WriteBatcher;
+  /** Logs and paces polls that fail (the database down): one line a minute, backing off to 5 s. */
+  private readonly pollFailures: PollFailures;
 
   constructor(
     private readonly deps: WebhookWorkerDeps,
     readonly settings: DeliverySettings = DEFAULT_DELIVERY_SETTINGS,
   ) {
     this.records = createWriteBatcher(deps.database);
+    this.pollFailures = new PollFailures(deps.log, 'webhook poll', settings.pollIntervalMs);
   }
 
   start(): void {
@@ -130,23 +134,25 @@ export class WebhookWorker {
 
   private async runLoop(): Promise<void> {
     while (this.running) {
+      let waitMs: number;
       try {
         await this.fill();
+        waitMs = this.pollFailures.succeeded();
       } catch (err) {
-        this.deps.log.error({ err }, 'webhook poll failed');
+        waitMs = this.pollFailures.failed(err);
       }
-      await this.idle();
+      await this.idle(waitMs);
     }
   }
 
-  private idle(): Promise<void> {
+  private idle(waitMs: number): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
         this.wakeUp = undefined;
         resolve();
       };
-      const timer = setTimeout(done, this.settings.pollIntervalMs);
+      const timer = setTimeout(done, waitMs);
       this.wakeUp = done;
     });
   }
