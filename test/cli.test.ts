@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import { openDatabase } from '../src/db/database.js';
 import { createPlatformWithToken, ensureSandboxPlatform } from '../src/bootstrap.js';
 import { apiClient, testConfig } from './support/app.js';
 import { resetDatabase, sharedTestDatabase } from './support/db.js';
+import { CLI, ensureBuilt, ROOT } from './support/server-process.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -193,6 +195,31 @@ describe('corridor start', () => {
       await fresh.drop();
     }
   }, 60_000);
+});
+
+describe('start-up errors', () => {
+  it('name the database that cannot be reached, without the password', async () => {
+    const result = await cli(['migrate'], { DATABASE_URL: 'postgres://corridor:s3cret-pw@127.0.0.1:5/corridor?password=s3cret-pw' });
+    expect(result.code).toBe(1);
+    expect(result.err).toBe('corridor: cannot connect to the database at postgres://corridor@127.0.0.1:5/corridor (DATABASE_URL): connect ECONNREFUSED 127.0.0.1:5');
+    expect(result.err).not.toContain('s3cret-pw');
+  });
+
+  it('name the PGlite directory that cannot be written', { timeout: 60_000 }, async () => {
+    ensureBuilt();
+    const dir = mkdtempSync(join(tmpdir(), 'corridor-cli-'));
+    dirs.push(dir);
+    await (await openDatabase({ dataDir: dir })).close();
+    // The data directory is writable (the lock file goes there), the database's own is not.
+    chmodSync(dir, 0o777);
+    spawnSync('chmod', ['-R', 'a+rX,a-w', join(dir, 'pglite')]);
+    // As root every directory is writable: run the command as nobody then.
+    const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+    const run = spawnSync(process.execPath, [CLI, 'migrate'], { cwd: ROOT, env: { PATH: process.env.PATH, DATA_DIR: dir, LOG_LEVEL: 'silent' }, encoding: 'utf8', ...asNobody });
+    spawnSync('chmod', ['-R', 'u+w', join(dir, 'pglite')]);
+    expect(run.status).toBe(1);
+    expect(run.stderr.trim()).toBe(`corridor: the embedded database directory ${join(dir, 'pglite')} cannot be written by this process (EACCES): fix its permissions, or set DATA_DIR to a writable directory`);
+  });
 });
 
 describe('corridor start banner', () => {

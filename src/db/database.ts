@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { accessSync, constants as fsConstants, mkdirSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { Kysely, PostgresDialect, sql, type CompiledQuery, type Transaction } from 'kysely';
 import pg from 'pg';
 import { lockDataDir } from './data-dir-lock.js';
@@ -218,7 +220,15 @@ async function openPostgres(connectionString: string, max: number): Promise<Data
   // Kysely only calls connect() and end() on the pool.
   const preparingPool = { connect: async () => preparedStatements(await pool.connect()), end: () => ending.end(force) } as unknown as pg.Pool;
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool }) });
-  await sql`select 1`.execute(db);
+  try {
+    await sql`select 1`.execute(db);
+  } catch (error) {
+    await db.destroy().catch(() => {});
+    // "connect ECONNREFUSED 127.0.0.1:5" alone did not say it was the database that was not there.
+    throw Object.assign(new Error(`cannot connect to the database at ${withoutSecrets(connectionString)} (DATABASE_URL): ${(error as Error).message}`, { cause: error }), {
+      code: (error as PgError).code,
+    });
+  }
   const pipelined = batchConnections(connectionString);
   return {
     db,
@@ -232,18 +242,57 @@ async function openPostgres(connectionString: string, max: number): Promise<Data
   };
 }
 
+/** A connection URL as it may be shown: no password, no query (which may hold one). */
+function withoutSecrets(connectionString: string): string {
+  try {
+    const url = new URL(connectionString);
+    return `${url.protocol}//${url.username ? `${decodeURIComponent(url.username)}@` : ''}${url.host}${url.pathname}`;
+  } catch {
+    return 'DATABASE_URL';
+  }
+}
+
+/**
+ * PGlite reports a data directory it cannot write only as "PGlite failed to initialize
+ * properly". Checked before it opens, the error names the directory: the data directory (the lock
+ * file goes there), the database's own and the directories in it.
+ */
+function checkWritable(location: string): void {
+  const problem = (error: unknown) => (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+  try {
+    mkdirSync(location, { recursive: true });
+  } catch (error) {
+    throw new Error(`cannot create the embedded database directory ${location} (${problem(error)}): check DATA_DIR`, { cause: error });
+  }
+  const subdirectories = readdirSync(location, { withFileTypes: true }).filter((entry) => entry.isDirectory());
+  for (const dir of [dirname(location), location, ...subdirectories.map((entry) => join(location, entry.name))]) {
+    try {
+      accessSync(dir, fsConstants.W_OK);
+    } catch (error) {
+      throw new Error(`the embedded database directory ${dir} cannot be written by this process (${problem(error)}): fix its permissions, or set DATA_DIR to a writable directory`, { cause: error });
+    }
+  }
+}
+
 async function openPGlite(dataDir: string): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
   const location = dataDir === 'memory' ? undefined : `${dataDir.replace(/\/$/, '')}/pglite`;
+  if (location) checkWritable(location);
   const unlock = location ? lockDataDir(location) : () => {};
   // JSON values are always passed as already-serialized strings (what node-postgres sends), so
   // PGlite must not serialize them a second time.
   const passThrough = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
-  const pglite = new PGlite(location, {
-    parsers: { 20: (value: string) => Number(value) },
-    serializers: { 114: passThrough, 3802: passThrough },
-  });
-  await pglite.waitReady;
+  let pglite: InstanceType<typeof PGlite>;
+  try {
+    pglite = new PGlite(location, {
+      parsers: { 20: (value: string) => Number(value) },
+      serializers: { 114: passThrough, 3802: passThrough },
+    });
+    await pglite.waitReady;
+  } catch (error) {
+    unlock();
+    throw new Error(`the embedded database in ${location ?? 'memory'} could not be opened: ${(error as Error).message}`, { cause: error });
+  }
   const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
   return {
     db,
