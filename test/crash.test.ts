@@ -4,7 +4,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,8 +13,7 @@ import { transactionsWithPendingLegs } from '../src/modules/ledger/transfers.js'
 import { verifyLedger } from '../src/modules/ledger/verify.js';
 import { terminalAmong } from '../src/modules/transactions/repository.js';
 import { sharedTestDatabase } from './support/db.js';
-// @ts-expect-error plain ESM helper without type declarations
-import { buildIfStale } from '../scripts/build.mjs';
+import { ensureBuilt, freePort } from './support/server-process.js';
 import { ADDRESS, PDF } from './support/verification.js';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -42,23 +40,6 @@ const cleanups: Array<() => void | Promise<void>> = [];
 afterAll(async () => {
   for (const fn of cleanups.reverse()) await fn();
 });
-
-/** Builds dist/ when it is missing or older than src/ (CI builds before the tests, so this is for local runs). */
-function ensureBuilt(): void {
-  buildIfStale({ quiet: true });
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
-  });
-}
 
 /** Where the server keeps its data: this worker's PostgreSQL database, or a fresh PGlite directory. */
 function databaseTarget(): { env: Record<string, string>; open: () => Promise<{ database: Database; close: () => Promise<void> }> } {
