@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { expect } from 'vitest';
 
 /**
  * Makes the database refuse, once, the first row of `table` that matches `condition` (SQL on
@@ -46,4 +47,24 @@ export function capturingLogger() {
     void lines.push(typeof fields === 'string' ? { level, msg: fields, fields: {} } : { level, msg: msg ?? '', fields });
   const log = { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), trace: at('trace'), fatal: at('fatal') };
   return { log: log as never, lines };
+}
+
+/**
+ * With a poller started on `outage`'s database and `capturingLogger`'s log: checks that it logs the
+ * first failed poll once (`failed`), backs off instead of polling every 20 ms (about 70 polls in
+ * 1.5 s; backing off from 40 ms, about 6), then brings the database back and waits for `recovered`.
+ */
+export async function expectBackoffWhileDown(
+  state: { down: boolean; statements: number },
+  lines: ReturnType<typeof capturingLogger>['lines'],
+  messages: { failed: string; recovered: string },
+): Promise<void> {
+  await new Promise((r) => setTimeout(r, 1_500));
+  expect(state.statements).toBeGreaterThanOrEqual(3);
+  expect(state.statements).toBeLessThanOrEqual(8);
+  const errors = lines.filter((l) => l.level === 'error');
+  expect(errors.map((l) => l.msg)).toEqual([messages.failed]);
+  expect(errors[0].fields.err).toMatchObject({ code: 'ECONNREFUSED' });
+  state.down = false;
+  await expect.poll(() => lines.map((l) => l.msg), { timeout: 8_000 }).toContain(messages.recovered);
 }

@@ -4,7 +4,7 @@ import { clockAhead, outboxRow, startWebhookReceiver, type WebhookReceiver } fro
 import { systemClock } from '../../core/clock.js';
 import { emitEvents } from '../../core/events.js';
 import type { Platform } from '../platform/service.js';
-import { capturingLogger, outage } from '../../../test/support/faults.js';
+import { capturingLogger, expectBackoffWhileDown, outage } from '../../../test/support/faults.js';
 import * as repo from './repository.js';
 import { WebhookWorker } from './worker.js';
 
@@ -226,14 +226,7 @@ describe('background worker', () => {
     const worker = new WebhookWorker({ database, clock: systemClock, log, keys: {} as never, hooks: {} as never }, { ...webhooks().createWorker().settings, pollIntervalMs: 20 });
     worker.start();
     try {
-      await new Promise((r) => setTimeout(r, 1_500));
-      expect(state.statements).toBeGreaterThanOrEqual(3);
-      expect(state.statements).toBeLessThanOrEqual(8);
-      const errors = lines.filter((l) => l.level === 'error');
-      expect(errors.map((l) => l.msg)).toEqual(['webhook poll failed; while it keeps failing, one line a minute']);
-      expect(errors[0].fields.err).toMatchObject({ code: 'ECONNREFUSED' });
-      state.down = false;
-      await expect.poll(() => lines.map((l) => l.msg), { timeout: 8_000 }).toContain('webhook poll recovered');
+      await expectBackoffWhileDown(state, lines, { failed: 'webhook poll failed; while it keeps failing, one line a minute', recovered: 'webhook poll recovered' });
     } finally {
       await worker.stop();
     }
