@@ -18,7 +18,7 @@ function checkRedirect(uri: string | undefined): void {
   } catch {
     // reported below
   }
-  if (protocol !== 'http:' && protocol !== 'https:') throw invalidInput('redirectUri', 'redirectUri must be an http or https URL', 'format');
+  if (protocol !== 'http:' && protocol !== 'https:') throw invalidInput('querystring.redirectUri', 'redirectUri must be an http or https URL', 'format');
 }
 
 /**

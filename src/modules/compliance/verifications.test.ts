@@ -335,6 +335,6 @@ describe('GET /customers/kyc-link', () => {
     await p.api.post('/customers', { customerType: 'INDIVIDUAL', platformCustomerId: 'kyc-link-2' });
     const bad = await p.api.get('/customers/kyc-link', { platformCustomerId: 'kyc-link-2', redirectUri: 'javascript:alert(1)' });
     expectError(bad, 400, 'INVALID_INPUT');
-    expect(bad.body.details.errors[0].field).toBe('redirectUri');
+    expect(bad.body.details.errors[0].field).toBe('querystring.redirectUri');
   });
 });

@@ -33,10 +33,10 @@ export function createLookups(deps: QuoteServiceDeps) {
   async function lookupExternalAccount(ctx: QuoteContext, accountId: string, query: LookupQuery): Promise<ExternalAccountLookupView> {
     const { platform } = ctx;
     if (!query.customerId && !query.senderUmaAddress) {
-      throw fieldError('INVALID_INPUT', 'customerId', 'required', 'give customerId or senderUmaAddress to say who is sending');
+      throw fieldError('INVALID_INPUT', 'querystring.customerId', 'required', 'give customerId or senderUmaAddress to say who is sending');
     }
     if (query.senderUmaAddress && !UMA_ADDRESS.test(query.senderUmaAddress)) {
-      throw fieldError('INVALID_UMA_ADDRESS', 'senderUmaAddress', 'format', 'must look like $name@domain');
+      throw fieldError('INVALID_UMA_ADDRESS', 'querystring.senderUmaAddress', 'format', 'must look like $name@domain');
     }
     const [account, customer] = await Promise.all([
       externalAccounts.findExternalAccount(database.db, platform.id, accountId),

@@ -64,8 +64,10 @@ describe('GET /receiver/external-account/{accountId}', () => {
     expect((await lookup(payout, { senderUmaAddress: '$alice@example.com' })).status).toBe(200);
     const neither = await lookup(payout, {});
     expectError(neither, 400, 'INVALID_INPUT');
-    expect(neither.body.details.errors[0].field).toBe('customerId');
-    expectError(await lookup(payout, { senderUmaAddress: 'alice' }), 400, 'INVALID_UMA_ADDRESS');
+    expect(neither.body.details.errors[0].field).toBe('querystring.customerId');
+    const badSender = await lookup(payout, { senderUmaAddress: 'alice' });
+    expectError(badSender, 400, 'INVALID_UMA_ADDRESS');
+    expect(badSender.body.details.errors[0].field).toBe('querystring.senderUmaAddress');
   });
 
   it('404 for unknown or foreign accounts and customers', async () => {

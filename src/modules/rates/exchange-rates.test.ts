@@ -101,7 +101,7 @@ describe('GET /exchange-rates', () => {
     expect(pairs((await p.api.get('/exchange-rates')).body)).toEqual(['USD>INR']);
     const refused = await p.api.get('/exchange-rates', { sourceCurrency: 'INR' });
     expect(refused.status).toBe(400);
-    expect(refused.body).toMatchObject({ code: 'INVALID_CURRENCY', details: { errors: [{ field: 'sourceCurrency', constraint: 'direction' }] } });
+    expect(refused.body).toMatchObject({ code: 'INVALID_CURRENCY', details: { errors: [{ field: 'querystring.sourceCurrency', constraint: 'direction' }] } });
   });
 
   it('serves the cached rates: updatedAt stays put between calls and follows the sandbox clock', async () => {
@@ -122,15 +122,15 @@ describe('GET /exchange-rates', () => {
       status: 400,
       code: 'INVALID_CURRENCY',
       message: 'XYZ is not a known currency code',
-      details: { errors: [{ field: 'sourceCurrency', constraint: 'currency', message: 'XYZ is not a known currency code' }] },
+      details: { errors: [{ field: 'querystring.sourceCurrency', constraint: 'currency', message: 'XYZ is not a known currency code' }] },
     });
 
     const unsupported = await a.api.get('/exchange-rates', { sourceCurrency: 'USD', destinationCurrency: ['EUR', 'GBP', 'QQQ'] });
     expect(unsupported.status).toBe(400);
     expect(unsupported.body.code).toBe('INVALID_CURRENCY');
     expect(unsupported.body.details.errors).toEqual([
-      { field: 'destinationCurrency.1', constraint: 'supported', message: expect.stringContaining('GBP is not enabled for this platform') },
-      { field: 'destinationCurrency.2', constraint: 'currency', message: 'QQQ is not a known currency code' },
+      { field: 'querystring.destinationCurrency.1', constraint: 'supported', message: expect.stringContaining('GBP is not enabled for this platform') },
+      { field: 'querystring.destinationCurrency.2', constraint: 'currency', message: 'QQQ is not a known currency code' },
     ]);
 
     const malformed = await a.api.get('/exchange-rates', { sourceCurrency: 'usd' });

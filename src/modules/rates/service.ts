@@ -102,11 +102,11 @@ function corridorsFor(query: ExchangeRateQuery, platform: Platform, rates: RateS
   };
   // A quote sends only from a currency with outgoing payments enabled; so does a listed rate.
   const sends = (code: string) => platform.supportedCurrencies.some((c) => c.currencyCode === code && c.enabledTransactionTypes.includes('OUTGOING'));
-  if (query.sourceCurrency) check('sourceCurrency', query.sourceCurrency);
+  if (query.sourceCurrency) check('querystring.sourceCurrency', query.sourceCurrency);
   if (problems.length === 0 && query.sourceCurrency && !sends(query.sourceCurrency)) {
-    problems.push({ field: 'sourceCurrency', constraint: 'direction', message: `outgoing payments are not enabled for ${query.sourceCurrency}` });
+    problems.push({ field: 'querystring.sourceCurrency', constraint: 'direction', message: `outgoing payments are not enabled for ${query.sourceCurrency}` });
   }
-  query.destinationCurrency?.forEach((code, i) => check(`destinationCurrency.${i}`, code));
+  query.destinationCurrency?.forEach((code, i) => check(`querystring.destinationCurrency.${i}`, code));
   if (problems.length > 0) throw new ServiceError('INVALID_CURRENCY', problems[0].message, { details: { errors: problems } });
 
   const priced = supportedCodes(platform).filter((code) => rates.usdPrices.has(code));

@@ -80,9 +80,9 @@ export function createUmaLookups(deps: UmaLookupDeps) {
 
   /** The sender's identifier signs the payment, so it must be on this platform's UMA domain. */
   function senderIdentifier(platform: Platform, query: UmaLookupQuery, customer: Customer | null, sandbox: boolean): string {
-    const given = query.senderUmaAddress ? parseOrThrow(query.senderUmaAddress, 'senderUmaAddress') : undefined;
+    const given = query.senderUmaAddress ? parseOrThrow(query.senderUmaAddress, 'querystring.senderUmaAddress') : undefined;
     const identifier = given ?? parseUmaAddress(customer!.umaAddress);
-    const field = given ? 'senderUmaAddress' : 'customerId';
+    const field = given ? 'querystring.senderUmaAddress' : 'querystring.customerId';
     if (!identifier) throw addressError(field, 'the sending customer has no valid UMA address');
     if (!sandbox && identifier.domain !== platform.umaDomain.toLowerCase()) {
       throw addressError(field, `the sender's UMA address must be on this platform's UMA domain ${platform.umaDomain}, whose key signs the payment`);
@@ -140,7 +140,7 @@ export function createUmaLookups(deps: UmaLookupDeps) {
     const receiver = parseOrThrow(address, 'receiverUmaAddress');
     if (!query.customerId && !query.senderUmaAddress) {
       const message = 'give customerId or senderUmaAddress to say who is sending';
-      throw new ServiceError('INVALID_INPUT', message, { details: { errors: [{ field: 'customerId', constraint: 'required', message }] } });
+      throw new ServiceError('INVALID_INPUT', message, { details: { errors: [{ field: 'querystring.customerId', constraint: 'required', message }] } });
     }
     const customer = query.customerId ? await deps.customers.requireCustomer(database.db, platform.id, query.customerId) : null;
     const sandbox = platform.mode === 'SANDBOX' && receiver.domain === deps.sandboxDomain;

@@ -238,7 +238,7 @@ describe('UMA between two Corridor instances', () => {
     expectError(unreachable, 424, 'LNURLP_REQUEST_FAILED');
     const offDomain = await lookup(`$bob@${domainB}`, { senderUmaAddress: '$alice@elsewhere.example' });
     expectError(offDomain, 400, 'INVALID_UMA_ADDRESS');
-    expect(offDomain.body.details.errors[0].field).toBe('senderUmaAddress');
+    expect(offDomain.body.details.errors[0].field).toBe('querystring.senderUmaAddress');
   });
 
   it('keeps both ledgers balanced', async () => {

@@ -55,8 +55,10 @@ describe('GET /receiver/uma/{address} on the sandbox domain', () => {
     expect(bad.body.details.errors).toEqual([{ field: 'receiverUmaAddress', constraint: 'format', message: expect.any(String) }]);
     const neither = await lookup(`$success.usd@${SANDBOX}`, {});
     expectError(neither, 400, 'INVALID_INPUT');
-    expect(neither.body.details.errors[0].field).toBe('customerId');
-    expectError(await lookup(`$success.usd@${SANDBOX}`, { senderUmaAddress: 'alice' }), 400, 'INVALID_UMA_ADDRESS');
+    expect(neither.body.details.errors[0].field).toBe('querystring.customerId');
+    const badSender = await lookup(`$success.usd@${SANDBOX}`, { senderUmaAddress: 'alice' });
+    expectError(badSender, 400, 'INVALID_UMA_ADDRESS');
+    expect(badSender.body.details.errors[0].field).toBe('querystring.senderUmaAddress');
     expectError(await lookup(`$success.usd@${SANDBOX}`, { customerId: 'Customer:00000000-0000-7000-8000-000000000000' }), 404, 'USER_NOT_FOUND');
     expectError(await lookup(`$success.usd@${SANDBOX}`, { customerId: alice.id }, other), 404, 'USER_NOT_FOUND');
     expectError(await lookup(`$nobody@${SANDBOX}`), 404, 'USER_NOT_FOUND');
