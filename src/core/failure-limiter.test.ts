@@ -33,6 +33,33 @@ describe('createFailureLimiter', () => {
     expect(() => limiter.check('recent')).toThrow();
     expect(() => limiter.check('new')).toThrow();
   });
+  it('keeps a key that is locked out when full, however many new keys fail', () => {
+    const limiter = createFailureLimiter({ limit: 2, windowMs: 10_000, nowMs: () => 0, what: 'tries', maxKeys: 3 });
+    limiter.record('guesser');
+    limiter.record('guesser');
+    for (let i = 0; i < 1_000; i++) limiter.record(`flood-${i}`);
+    expect(() => limiter.check('guesser')).toThrow();
+    expect(() => limiter.check('flood-998')).not.toThrow();
+    limiter.record('flood-0'); // forgotten long ago: counts from one again
+    expect(() => limiter.check('flood-0')).not.toThrow();
+    limiter.record('flood-999');
+    expect(() => limiter.check('flood-999')).toThrow();
+  });
+
+  it('stays bounded when every remembered key is locked out', () => {
+    const limiter = createFailureLimiter({ limit: 1, windowMs: 10_000, nowMs: () => 0, what: 'tries', maxKeys: 150 });
+    for (let i = 0; i < 300; i++) limiter.record(`locked-${i}`);
+    const remembered = Array.from({ length: 300 }, (_, i) => i).filter((i) => {
+      try {
+        limiter.check(`locked-${i}`);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    expect(remembered).toHaveLength(150);
+    expect(remembered.at(-1)).toBe(299);
+  });
 });
 
 describe('addressKey', () => {

@@ -9,7 +9,10 @@ export interface FailureLimiterOptions {
   nowMs: () => number;
   /** What a refused caller is told was failing ("authentication attempts"). */
   what: string;
-  /** Keys remembered at most; the oldest go first, so a flood of new keys forgets no recent one. */
+  /**
+   * Keys remembered at most; the oldest go first, so a flood of new keys forgets no recent one,
+   * and never a key still locked out, or a flood would lift its lockout.
+   */
   maxKeys?: number;
 }
 
@@ -20,6 +23,19 @@ export interface FailureLimiterOptions {
  */
 export function createFailureLimiter({ limit = 20, windowMs = 60_000, nowMs, what, maxKeys = 50_000 }: FailureLimiterOptions) {
   const failures = new Map<string, { count: number; windowStartMs: number }>();
+  const lockedOut = (entry: { count: number; windowStartMs: number }, now: number) => entry.count >= limit && now - entry.windowStartMs <= windowMs;
+
+  /** Forgets the oldest key not locked out; a locked one goes behind the others (in Map order). */
+  function forgetOne(now: number): void {
+    for (let looked = 0; looked < 100; looked++) {
+      const [key, entry] = failures.entries().next().value!;
+      failures.delete(key);
+      if (!lockedOut(entry, now)) return;
+      failures.set(key, entry);
+    }
+    // A hundred lockouts in a row: memory stays bounded, so the oldest of them goes.
+    failures.delete(failures.keys().next().value!);
+  }
   const limiter = {
     check(key: string): void {
       const entry = failures.get(key);
@@ -40,7 +56,7 @@ export function createFailureLimiter({ limit = 20, windowMs = 60_000, nowMs, wha
         return;
       }
       failures.delete(key);
-      if (failures.size >= maxKeys) failures.delete(failures.keys().next().value!);
+      if (failures.size >= maxKeys) forgetOne(now);
       failures.set(key, { count: 1, windowStartMs: now });
     },
     /**
