@@ -11,7 +11,7 @@ import { openDatabase } from '../src/db/database.js';
 import { createPlatformWithToken, ensureSandboxPlatform } from '../src/bootstrap.js';
 import { apiClient, testConfig } from './support/app.js';
 import { resetDatabase, sharedTestDatabase } from './support/db.js';
-import { CLI, ensureBuilt, ROOT } from './support/server-process.js';
+import { CLI, ensureBuilt, killServer, ROOT, startServerProcess } from './support/server-process.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -192,6 +192,27 @@ describe('corridor start', () => {
       }
     } finally {
       blocker.close();
+      await fresh.drop();
+    }
+  }, 60_000);
+});
+
+describe('corridor start with pinned credentials', () => {
+  it('creates the sandbox platform for them without printing the client secret, which the environment already holds', async () => {
+    ensureBuilt();
+    const fresh = await emptyDatabase();
+    const pinned = { SERVICE_SANDBOX_TOKEN_ID: 'pinned-print-token', SERVICE_SANDBOX_CLIENT_SECRET: 'pinned-print-secret-0001' };
+    const server = await startServerProcess({ ...fresh.env, ...pinned });
+    try {
+      await server.waitForOutput(/Client id: +pinned-print-token/);
+      expect(server.output()).toContain('(client secret from SERVICE_SANDBOX_CLIENT_SECRET)');
+      expect(server.output()).not.toContain(pinned.SERVICE_SANDBOX_CLIENT_SECRET);
+      const config = await fetch(`${server.origin}/2025-10-13/config`, {
+        headers: { authorization: `Basic ${Buffer.from(`${pinned.SERVICE_SANDBOX_TOKEN_ID}:${pinned.SERVICE_SANDBOX_CLIENT_SECRET}`).toString('base64')}` },
+      });
+      expect(config.status).toBe(200);
+    } finally {
+      await killServer(server);
       await fresh.drop();
     }
   }, 60_000);

@@ -121,6 +121,8 @@ async function start(config: Config): Promise<void> {
       tokenId: config.sandboxTokenId,
       clientSecret: config.sandboxClientSecret,
     });
+    // A platform made for pinned credentials has no secret to print: the environment holds it.
+    if (config.sandboxTokenId && result.kind === 'created') result = { kind: 'configured', platformId: result.credentials.platform.id, clientId: config.sandboxTokenId };
     printNewCredentials(result);
     await corridor.app.listen({ port: config.port, host: config.host });
   } catch (error) {
