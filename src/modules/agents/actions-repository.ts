@@ -95,10 +95,6 @@ export async function moveAction(
     .executeTakeFirst();
 }
 
-export async function linkTransaction(ex: Executor, id: string, transactionId: string): Promise<void> {
-  await ex.updateTable('agent_actions').set({ transaction_id: transactionId }).where('id', '=', id).execute();
-}
-
 /**
  * The action still `from` that a payment or quote names becomes FAILED, so its spend stops
  * counting: the approved action behind a payment that failed (`transaction_id`, APPROVED), or a

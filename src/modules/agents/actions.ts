@@ -1,8 +1,13 @@
 /**
  * Agent actions: every money movement an agent asks for. The policy is evaluated on the agent's
- * row, locked (SELECT … FOR UPDATE) inside the very transaction that records the action and —
- * under AUTO — moves the money, so concurrent requests of one agent are decided one after the
- * other, each seeing the spend of those before it (docs/agents.md, "Atomic limits").
+ * row, locked (SELECT … FOR NO KEY UPDATE) inside the very transaction that records the action
+ * and — under AUTO — moves the money, so concurrent requests of one agent are decided one after
+ * the other, each seeing the spend of those before it (docs/agents.md, "Atomic limits").
+ *
+ * Lock order, in every transaction that takes more than one of them: the agent's row, then the
+ * money (quote, transaction, ledger accounts), then the action's row. Approving takes no agent
+ * lock and writes its action after the money, like AUTO; quote expiry and failed payments reach
+ * the action from the money too (docs/decisions.md, Agents).
  */
 import type { Clock } from '../../core/clock.js';
 import type { CommitOptions, ServiceContext } from '../../core/context.js';
@@ -274,13 +279,15 @@ export function createActions(deps: ActionDeps) {
       tx: async <T>(work: (trx: Trx) => Promise<T>, options?: CommitOptions): Promise<T> => {
         let result!: T;
         await ctx.tx(async (trx) => {
-          const approved = await actionsRepo.moveAction(trx, ctx.platform.id, row.id, 'PENDING_APPROVAL', 'APPROVED', {}, clock.now(ctx.platform));
-          if (!approved) throw new NotPending();
+          // The money first, the action last, as under AUTO (see the lock order above); one
+          // update, since a second one of the row would re-check its foreign key on the agent.
           result = await work(trx);
           const transactionId = execution.transactionIdOf(result as unknown as QuoteView | TransactionView);
-          await actionsRepo.linkTransaction(trx, row.id, transactionId);
+          const patch = { transaction_id: transactionId };
+          const approved = await actionsRepo.moveAction(trx, ctx.platform.id, row.id, 'PENDING_APPROVAL', 'APPROVED', patch, clock.now(ctx.platform));
+          if (!approved) throw new NotPending();
           const transaction = await transactionView(trx, ctx.platform, transactionId);
-          return present({ ...approved, transaction_id: transactionId }, { quote: execution.quoteOf?.(result as unknown as QuoteView) ?? quote, transaction });
+          return present(approved, { quote: execution.quoteOf?.(result as unknown as QuoteView) ?? quote, transaction });
         }, options);
         return result;
       },

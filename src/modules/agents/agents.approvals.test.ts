@@ -2,7 +2,7 @@ import { createPublicKey, verify } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { agentPolicy, connectedAgent, type TestAgent } from '../../../test/support/agents.js';
-import { advance, balances, expectError, fund, newCustomer, usdAccount, type TestCustomer } from '../../../test/support/quotes.js';
+import { advance, balances, expectError, expectLedgerClean, fund, newCustomer, usdAccount, type TestCustomer } from '../../../test/support/quotes.js';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../../../test/support/webhook-receiver.js';
 
 let t: TestApp;
@@ -191,6 +191,42 @@ describe('a quote execution that needs approval', () => {
     const quote = await agentQuote(1_000);
     await advance(p, 301);
     expectError(await agent.api.post(`/agents/me/quotes/${quote.id}/execute`), 409, 'QUOTE_EXPIRED');
+  });
+});
+
+describe('approvals racing the same agent\'s AUTO submissions', () => {
+  it('all succeed, on every database (no deadlock between the two paths)', async () => {
+    const carol = await newCustomer(p, 'Carol Concurrent');
+    await fund(p, carol.accounts.USD, 1_000_000);
+    const bank = await usdAccount(p, carol.id);
+    // Over $30 waits for approval, under it runs at once: both paths from the same account.
+    const mixed = await connectedAgent(t, p, carol.id, agentPolicy({ approvalThresholds: { currency: 'USD', amount: 3_000 } }, { dailyLimit: 1_000_000 }));
+    const out = (amount: number) => mixed.api.post('/agents/me/transfer-out', { source: { accountId: carol.accounts.USD }, destination: { accountId: bank }, amount });
+    const held: string[] = [];
+    for (let i = 0; i < 15; i++) {
+      const res = await out(5_000);
+      expect(res.body.status).toBe('PENDING_APPROVAL');
+      held.push(res.body.id);
+    }
+
+    const results = await Promise.all([...held.map((id) => approve(id, mixed.id)), ...Array.from({ length: 15 }, () => out(1_000))]);
+    expect(results.filter((r) => r.status >= 300).map((r) => `${r.status} ${r.body.code}`)).toEqual([]);
+    expect(results.slice(0, 15).map((r) => r.body.status)).toEqual(Array(15).fill('APPROVED'));
+    expect(results.slice(15).map((r) => r.status)).toEqual(Array(15).fill(201));
+    expect((await balances(t, carol.accounts.USD)).available).toBe(1_000_000 - 15 * 5_000 - 15 * 1_000);
+    await expectLedgerClean(t, p.platform.id);
+  });
+
+  it('one action decided three times at once: decided once, its money moved at most once', async () => {
+    const before = await balances(t, alice.accounts.USD);
+    const action = await pendingTransfer(4_000);
+    const results = await Promise.all([approve(action.id), approve(action.id), reject(action.id)]);
+    const won = results.filter((r) => r.status === 200);
+    expect(won, JSON.stringify(results.map((r) => r.body))).toHaveLength(1);
+    for (const r of results.filter((r) => r.status !== 200)) expectError(r, 409, 'AGENT_ACTION_NOT_PENDING');
+    const moved = won[0].body.status === 'APPROVED' ? 4_000 : 0;
+    expect((await balances(t, alice.accounts.USD)).available).toBe(before.available - moved);
+    await expectLedgerClean(t, p.platform.id);
   });
 });
 

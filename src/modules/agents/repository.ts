@@ -59,10 +59,14 @@ export async function insertAgent(ex: Executor, row: AgentRow): Promise<void> {
     .execute();
 }
 
-/** A live (not deleted) agent of the platform; `lock` takes its row lock until the transaction ends. */
+/**
+ * A live (not deleted) agent of the platform; `lock` takes its row lock until the transaction
+ * ends. FOR NO KEY UPDATE: it serialises the agent's decisions, but not the foreign-key checks
+ * (FOR KEY SHARE) of other transactions writing rows that name the agent.
+ */
 export async function findAgent(ex: Executor, platformId: string, id: string, lock = false): Promise<AgentRow | undefined> {
   let query = ex.selectFrom('agents').selectAll().where('id', '=', id).where(ofPlatform(platformId)).where('deleted_at', 'is', null);
-  if (lock) query = query.forUpdate();
+  if (lock) query = query.forNoKeyUpdate();
   return query.executeTakeFirst();
 }
 
