@@ -72,29 +72,35 @@ function jobsInsert(rows: JobRow[]): Write {
 }
 
 /**
- * An event whose data the statement it is written by finishes: the balances that statement
- * reports for `account_id` (`available`, `posted`) go between the three parts. Balance events
- * must show the balances a ledger call produces, and this lets them ride on that call.
+ * An event whose data and time the statement it is written by finishes: what that statement
+ * reports for `account_id` (`available`, `posted`, `updated_at` as ISO 8601 text) goes between
+ * the four parts, and `updated_at` is the event's time. Balance events must show the balances
+ * and the time a ledger call produces (the time orders them), and this lets them ride on that call.
  */
-export interface BalanceEventRow extends Omit<EventRow, 'data'> {
+export interface BalanceEventRow extends Omit<EventRow, 'data' | 'created_at'> {
   account_id: string;
-  parts: [string, string, string];
+  parts: [string, string, string, string];
 }
+
+// The text of Date.prototype.toISOString (for years 1000 to 9999).
+const ISO_8601 = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
 /**
  * The insert of balance events (none for no rows), for a statement that has a clause named
- * `balances` with the columns (account_id, available, posted): one event per row of `rows` whose
- * account is there.
+ * `balances` with the columns (account_id, available, posted, updated_at): one event per row of
+ * `rows` whose account is there.
  */
 export function balanceEventWrites(rows: BalanceEventRow[]): Write[] {
   if (rows.length === 0) return [];
   return [sql`
     insert into events (id, platform_id, type, data, created_at, delivery_state)
-    select e.id, e.platform_id, e.type, (e.head || b.available || e.middle || b.posted || e.tail)::json, e.created_at, ${DELIVERY_STATE}
+    select e.id, e.platform_id, e.type,
+           (e.head || b.available || e.middle || b.posted || e.later || to_char(b.updated_at at time zone 'UTC', ${sql.raw(ISO_8601)}) || e.tail)::json,
+           b.updated_at, ${DELIVERY_STATE}
     from unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.platform_id)}::text[], ${rows.map((r) => r.type)}::text[],
                 ${rows.map((r) => r.account_id)}::text[], ${rows.map((r) => r.parts[0])}::text[], ${rows.map((r) => r.parts[1])}::text[],
-                ${rows.map((r) => r.parts[2])}::text[], ${rows.map((r) => r.created_at)}::timestamptz[])
-         as e(id, platform_id, type, account_id, head, middle, tail, created_at)
+                ${rows.map((r) => r.parts[2])}::text[], ${rows.map((r) => r.parts[3])}::text[])
+         as e(id, platform_id, type, account_id, head, middle, later, tail)
     join balances b on b.account_id = e.account_id
     join platforms p on p.id = e.platform_id`];
 }

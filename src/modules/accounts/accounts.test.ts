@@ -3,7 +3,7 @@ import { defaultCurrencyConfig } from '../platform/currency-defaults.js';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { expectError } from '../../../test/support/errors.js';
 import { SANDBOX_BANK_NAME } from './funding.js';
-import { AVAILABLE_MARK, POSTED_MARK, splitAroundBalances } from './service.js';
+import { AVAILABLE_MARK, POSTED_MARK, UPDATED_AT_MARK, splitAroundBalances } from './service.js';
 
 let t: TestApp;
 let a: TestPlatform;
@@ -275,19 +275,23 @@ describe('service functions for other modules', () => {
 });
 
 describe('balance events prepared for the ledger statement', () => {
-  const view = (available: unknown, posted: unknown, extra = '') =>
-    JSON.stringify({ id: 'InternalAccount:x', balance: { amount: available }, totalBalance: { amount: posted }, note: extra });
+  const at = UPDATED_AT_MARK.toISOString();
+  const view = (available: unknown, posted: unknown, updatedAt: unknown = at, extra = '') =>
+    JSON.stringify({ id: 'InternalAccount:x', balance: { amount: available }, totalBalance: { amount: posted }, note: extra, updatedAt });
 
-  it('split around the two balances, which the statement puts back in their places', () => {
+  it('split around the two balances and the time, which the statement puts back in their places', () => {
     const parts = splitAroundBalances(view(AVAILABLE_MARK, POSTED_MARK));
     expect(parts).not.toBeNull();
-    expect(JSON.parse(`${parts![0]}600${parts![1]}1000${parts![2]}`)).toEqual(JSON.parse(view(600, 1000)));
+    const when = '2030-01-01T00:00:00.001Z';
+    expect(JSON.parse(`${parts![0]}600${parts![1]}1000${parts![2]}${when}${parts![3]}`)).toEqual(JSON.parse(view(600, 1000, when)));
   });
 
   it('are not split when a stand-in is missing, repeated or out of order (the ledger then announces after its call)', () => {
     expect(splitAroundBalances(view(1, POSTED_MARK))).toBeNull();
+    expect(splitAroundBalances(view(AVAILABLE_MARK, POSTED_MARK, '2030-01-01T00:00:00.001Z'))).toBeNull();
     expect(splitAroundBalances(view(POSTED_MARK, AVAILABLE_MARK))).toBeNull();
-    expect(splitAroundBalances(view(AVAILABLE_MARK, POSTED_MARK, String(AVAILABLE_MARK)))).toBeNull();
-    expect(splitAroundBalances(view(AVAILABLE_MARK, POSTED_MARK, String(POSTED_MARK)))).toBeNull();
+    expect(splitAroundBalances(view(AVAILABLE_MARK, POSTED_MARK, at, String(AVAILABLE_MARK)))).toBeNull();
+    expect(splitAroundBalances(view(AVAILABLE_MARK, POSTED_MARK, at, String(POSTED_MARK)))).toBeNull();
+    expect(splitAroundBalances(view(AVAILABLE_MARK, POSTED_MARK, at, at))).toBeNull();
   });
 });

@@ -5,8 +5,8 @@ import { ServiceError } from '../../core/errors.js';
 import { isIdOf, newId } from '../../core/ids.js';
 import type { Database, Executor, Trx } from '../../db/database.js';
 import type { Page } from '../../http/pagination.js';
-import { emitEvents, eventRows } from '../../core/events.js';
-import type { BalanceEventRow } from '../../core/outbox.js';
+import { eventRows } from '../../core/events.js';
+import { addToOutbox, type BalanceEventRow } from '../../core/outbox.js';
 import type { BalanceChange, LedgerBalance, LedgerService } from '../ledger/service.js';
 import type { Platform, PlatformService } from '../platform/service.js';
 import { isCryptoCurrency, newFundingReference, sandboxFundingInstructions } from './funding.js';
@@ -59,17 +59,24 @@ interface Opening {
 
 const ZERO: LedgerBalance = { available: 0, posted: 0, updatedAt: new Date(0) };
 
-// Stand-ins for the balances in a prepared balance event: above any amount an account can hold
-// (amounts are at most 9e15), so their digits appear nowhere else in an account's view.
+// Stand-ins for the balances and the time in a prepared balance event: above any amount an
+// account can hold (amounts are at most 9e15), and the last time a date can show, so that their
+// text appears nowhere else in an account's view.
 export const AVAILABLE_MARK = Number.MAX_SAFE_INTEGER;
 export const POSTED_MARK = Number.MAX_SAFE_INTEGER - 1;
+export const UPDATED_AT_MARK = new Date(8.64e15);
 
-/** The text around the two stand-ins, in that order and once each; null otherwise. */
-export function splitAroundBalances(data: string): [string, string, string] | null {
-  const [head, rest, ...extraAvailable] = data.split(String(AVAILABLE_MARK));
-  const [middle, tail, ...extraPosted] = rest?.split(String(POSTED_MARK)) ?? [];
-  if (tail === undefined || extraAvailable.length > 0 || extraPosted.length > 0) return null;
-  return [head, middle, tail];
+const MARKS = [String(AVAILABLE_MARK), String(POSTED_MARK), UPDATED_AT_MARK.toISOString()];
+
+/** The text around the three stand-ins, in that order and once each; null otherwise. */
+export function splitAroundBalances(data: string): [string, string, string, string] | null {
+  const parts = [data];
+  for (const mark of MARKS) {
+    const [before, after, ...extra] = parts.pop()!.split(mark);
+    if (after === undefined || extra.length > 0) return null;
+    parts.push(before, after);
+  }
+  return parts as [string, string, string, string];
 }
 
 export function createAccountService(deps: AccountServiceDeps) {
@@ -161,28 +168,29 @@ export function createAccountService(deps: AccountServiceDeps) {
     return ids.map((id) => accountCache.get(id)).filter((a): a is InternalAccount => a?.platformId === platformId);
   }
 
-  /** INTERNAL_ACCOUNT.BALANCE_UPDATED for every internal account whose balance just changed. */
-  async function emitBalanceUpdates(trx: Trx, platform: PlatformRef, changes: BalanceChange[], now: Date): Promise<void> {
+  /**
+   * INTERNAL_ACCOUNT.BALANCE_UPDATED for every internal account whose balance just changed, at
+   * the time the ledger gave the change (which orders an account's events), not the clock's.
+   */
+  async function emitBalanceUpdates(trx: Trx, platform: PlatformRef, changes: BalanceChange[]): Promise<void> {
     const accounts = await accountsById(trx, platform.id, changes.map((c) => c.accountId));
-    const byId = new Map(changes.map((c) => [c.accountId, { available: c.available, posted: c.posted, updatedAt: now }]));
-    const events = accounts.map((account) => ({
-      type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED' as const,
-      data: view(platform, account, byId.get(account.id) ?? ZERO),
-    }));
-    await emitEvents(trx, platform, events, clock);
+    const byId = new Map(changes.map((c) => [c.accountId, c]));
+    const events = accounts.map((account) => ({ type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED' as const, data: view(platform, account, byId.get(account.id)!) }));
+    const rows = eventRows(platform, events, clock).map((row, i) => ({ ...row, created_at: byId.get(accounts[i].id)!.updatedAt }));
+    await addToOutbox(trx, { events: rows });
   }
 
   /**
    * INTERNAL_ACCOUNT.BALANCE_UPDATED for the internal accounts among `accountIds`, with their
-   * balances left open for the ledger's statement to fill in (see BalanceEventRow). Null if a
-   * view cannot be split around its balances (the ledger then announces after its call).
+   * balances and time left open for the ledger's statement to fill in (see BalanceEventRow). Null
+   * if a view cannot be split around them (the ledger then announces after its call).
    */
-  async function prepareBalanceEvents(ex: Executor, platform: PlatformRef, accountIds: string[], now: Date): Promise<BalanceEventRow[] | null> {
+  async function prepareBalanceEvents(ex: Executor, platform: PlatformRef, accountIds: string[]): Promise<BalanceEventRow[] | null> {
     const accounts = await accountsById(ex, platform.id, accountIds.filter((id) => isIdOf('InternalAccount', id)));
-    const marked = { available: AVAILABLE_MARK, posted: POSTED_MARK, updatedAt: now };
+    const marked = { available: AVAILABLE_MARK, posted: POSTED_MARK, updatedAt: UPDATED_AT_MARK };
     const events = accounts.map((account) => ({ type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED' as const, data: view(platform, account, marked) }));
     const rows: BalanceEventRow[] = [];
-    for (const [i, { data, ...row }] of eventRows(platform, events, clock).entries()) {
+    for (const [i, { data, created_at: _, ...row }] of eventRows(platform, events, clock).entries()) {
       const parts = splitAroundBalances(data);
       if (!parts) return null;
       rows.push({ ...row, account_id: accounts[i].id, parts });

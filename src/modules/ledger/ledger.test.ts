@@ -25,6 +25,17 @@ async function newAccount(platform: TestPlatform, currency = 'USD'): Promise<str
 const ledger = () => t.corridor.services.ledger;
 const db = () => t.corridor.database.db;
 
+/** An account's INTERNAL_ACCOUNT.BALANCE_UPDATED events, by id (in the order they were prepared), as `ex` sees them. */
+const balanceEventsOf = (ex: Executor, account: string) =>
+  ex
+    .selectFrom('events')
+    .select(['data', 'created_at'])
+    .where('platform_id', '=', p.platform.id)
+    .where('type', '=', 'INTERNAL_ACCOUNT.BALANCE_UPDATED')
+    .where(sql<string>`data->>'id'`, '=', account)
+    .orderBy('id')
+    .execute();
+
 describe('POST /sandbox/internal-accounts/{id}/fund', () => {
   it('credits the account at once and returns it', async () => {
     const account = await newAccount(p);
@@ -46,21 +57,54 @@ describe('POST /sandbox/internal-accounts/{id}/fund', () => {
   });
 
   it('announces balances with the time the ledger wrote on the accounts, however often the clock is read', async () => {
-    // A clock that moves a millisecond at every reading: one reading per call, or the times differ.
+    // A clock that moves a millisecond at every reading: any reading but the ledger's own shows.
     let ms = Date.parse('2030-01-01T00:00:00Z');
     const ticking = { realNowMs: () => ms++, now: () => new Date(ms++) };
     const ledgerAt = createLedgerService({ database: t.corridor.database, clock: ticking });
     const announced: Date[] = [];
     ledgerAt.announceBalancesWith({
-      prepare: async (_ex, _platform, _ids, now) => (announced.push(now), null),
-      changed: async (_trx, _platform, _changes, now) => void announced.push(now),
+      prepare: async () => null,
+      changed: async (_trx, _platform, changes) => void announced.push(...changes.map((c) => c.updatedAt)),
     });
     const account = await newAccount(p);
     const rail = await ledger().systemAccount(p.platform.id, 'USD', 'RAIL_SETTLEMENT');
     await db().transaction().execute((trx) => ledgerAt.record(trx, p.platform, [{ debit: rail, credit: account, amount: 5, code: 'DEPOSIT' }]));
     const row = await db().selectFrom('ledger_accounts').select('updated_at').where('id', '=', account).executeTakeFirstOrThrow();
-    expect(announced.length).toBeGreaterThan(0);
-    for (const now of announced) expect(now.toISOString()).toBe(row.updated_at.toISOString());
+    expect(announced.map((at) => at.toISOString())).toEqual([row.updated_at.toISOString()]);
+  });
+
+  it('orders an account\'s balance events by their time, strictly, under concurrent fundings and transfers out; the last is the account as read', async () => {
+    const customer = await p.api.post('/customers', { customerType: 'INDIVIDUAL', fullName: 'Order Tester', region: 'US' });
+    const read = async () => (await p.api.get('/customers/internal-accounts', { customerId: customer.body.id, currency: 'USD' })).body.data[0];
+    const account = (await read()).id;
+    const beneficiary = { beneficiaryType: 'INDIVIDUAL', fullName: 'Order Tester', birthDate: '1985-06-30', nationality: 'US' };
+    const accountInfo = { accountType: 'USD_ACCOUNT', accountNumber: '7700001', routingNumber: '021000021', beneficiary };
+    const external = await p.api.post('/customers/external-accounts', { customerId: customer.body.id, currency: 'USD', accountInfo });
+    expect(external.status, JSON.stringify(external.body)).toBe(201);
+    await p.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount: 10_000 });
+    const fundings = Array.from({ length: 60 }, (_, i) => p.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount: 100 + i }));
+    const transfers = Array.from({ length: 8 }, (_, i) =>
+      p.api.post('/transfer-out', { source: { accountId: account }, destination: { accountId: external.body.id }, amount: 1_000 + i }),
+    );
+    expect((await Promise.all(fundings)).map((r) => r.status)).toEqual(Array(60).fill(200));
+    const sent = await Promise.all(transfers);
+    expect(sent.map((r) => r.status), JSON.stringify(sent[0].body)).toEqual(Array(8).fill(201));
+    const events = async () =>
+      (await balanceEventsOf(db(), account)).map((e) => ({ timestamp: e.created_at.toISOString(), ...(e.data as { updatedAt: string; totalBalance: { amount: number } }) }));
+    // Only credits and holds so far: by time, the total balance never goes down.
+    const totals = (await events()).sort((a, b) => a.timestamp.localeCompare(b.timestamp)).map((e) => e.totalBalance.amount);
+    expect(totals).toEqual([...totals].sort((a, b) => a - b));
+
+    await p.api.post('/sandbox/clock/advance', { seconds: 60 });
+    const byTime = (await events()).sort((a, b) => a.timestamp.localeCompare(b.timestamp));
+    expect(byTime.length).toBeGreaterThanOrEqual(1 + 60 + 8 + 1);
+    for (const [i, event] of byTime.entries()) {
+      expect(event.updatedAt).toBe(event.timestamp);
+      if (i > 0) expect(event.timestamp > byTime[i - 1].timestamp, `${byTime[i - 1].timestamp} then ${event.timestamp}`).toBe(true);
+    }
+    const { timestamp: _, ...latest } = byTime.at(-1)!;
+    expect(latest).toEqual(await read());
+    expect(latest.totalBalance.amount).toBe(10_000 + 60 * 100 + (59 * 60) / 2 - (8 * 1_000 + (7 * 8) / 2));
   });
 
   it('validates the amount and the account', async () => {
@@ -97,17 +141,6 @@ describe('POST /sandbox/internal-accounts/{id}/fund', () => {
 });
 
 describe('ledger transfers', () => {
-  /** An account's INTERNAL_ACCOUNT.BALANCE_UPDATED events, oldest first, as `ex` sees them. */
-  const balanceEventsOf = (ex: Executor, account: string) =>
-    ex
-      .selectFrom('events')
-      .select('data')
-      .where('platform_id', '=', p.platform.id)
-      .where('type', '=', 'INTERNAL_ACCOUNT.BALANCE_UPDATED')
-      .where(sql<string>`data->>'id'`, '=', account)
-      .orderBy('id')
-      .execute();
-
   async function funded(amount: number) {
     const account = await newAccount(p);
     await p.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount });
@@ -118,16 +151,16 @@ describe('ledger transfers', () => {
     const account = await funded(1_000);
     const rail = await ledger().systemAccount(p.platform.id, 'USD', 'RAIL_SETTLEMENT');
     const hold = await db().transaction().execute((trx) => ledger().record(trx, p.platform, [{ debit: account, credit: rail, amount: 400, pending: true, code: 'PAYOUT' }], 'Transaction:hold-1'));
-    expect(hold).toEqual([{ accountId: account, available: 600, posted: 1_000 }]);
+    expect(hold).toMatchObject([{ accountId: account, available: 600, posted: 1_000 }]);
 
     const posted = await db().transaction().execute((trx) => ledger().resolve(trx, p.platform, { transactionId: 'Transaction:hold-1' }, 'POST'));
-    expect(posted).toEqual([{ accountId: account, available: 600, posted: 600 }]);
+    expect(posted).toMatchObject([{ accountId: account, available: 600, posted: 600 }]);
     const again = await db().transaction().execute((trx) => ledger().resolve(trx, p.platform, { transactionId: 'Transaction:hold-1' }, 'POST'));
     expect(again).toEqual([]);
 
     await db().transaction().execute((trx) => ledger().record(trx, p.platform, [{ debit: account, credit: rail, amount: 100, pending: true, code: 'PAYOUT' }], 'Transaction:hold-2'));
     const voided = await db().transaction().execute((trx) => ledger().resolve(trx, p.platform, { transactionId: 'Transaction:hold-2' }, 'VOID'));
-    expect(voided).toEqual([{ accountId: account, available: 600, posted: 600 }]);
+    expect(voided).toMatchObject([{ accountId: account, available: 600, posted: 600 }]);
     expect((await ledger().verify(db(), p.platform.id)).problems).toEqual([]);
   });
 
@@ -169,7 +202,7 @@ describe('ledger transfers', () => {
       const jobs = await trx.selectFrom('jobs').select('kind').where('kind', '=', probe).execute();
       return { changes, jobs, named: await balanceEventsOf(trx, named), unnamed: await balanceEventsOf(trx, unnamed) };
     });
-    expect(inside.changes).toEqual(expect.arrayContaining([{ accountId: named, available: 700, posted: 700 }, { accountId: unnamed, available: 700, posted: 700 }]));
+    expect(inside.changes).toEqual(expect.arrayContaining([expect.objectContaining({ accountId: named, available: 700, posted: 700 }), expect.objectContaining({ accountId: unnamed, available: 700, posted: 700 })]));
     expect(inside.jobs).toEqual([{ kind: probe }]);
     const totals = (events: { data: unknown }[]) => events.map((e) => (e.data as { totalBalance: { amount: number } }).totalBalance.amount);
     expect(totals(inside.named)).toEqual([1_000, 1_000, 700]);
@@ -192,12 +225,12 @@ describe('ledger transfers', () => {
     expect(foreign).toEqual([]);
 
     const byId = await db().transaction().execute((trx) => ledger().resolve(trx, p.platform, { transferIds: [legs[0].id] }, 'POST'));
-    expect(byId).toEqual([{ accountId: account, available: 650, posted: 900 }]);
+    expect(byId).toMatchObject([{ accountId: account, available: 650, posted: 900 }]);
 
     const racing = await Promise.all(
       Array.from({ length: 8 }, () => db().transaction().execute((trx) => ledger().resolve(trx, p.platform, { transactionId: 'Transaction:pick-1' }, 'VOID'))),
     );
-    expect(racing.filter((changes) => changes.length > 0)).toEqual([[{ accountId: account, available: 850, posted: 900 }]]);
+    expect(racing.filter((changes) => changes.length > 0)).toMatchObject([[{ accountId: account, available: 850, posted: 900 }]]);
     const states = await db().selectFrom('ledger_transfers').select(['amount', 'state']).where('transaction_id', 'in', ['Transaction:pick-1', 'Transaction:pick-2']).orderBy('amount').execute();
     expect(states).toEqual([{ amount: 50, state: 'PENDING' }, { amount: 100, state: 'POSTED' }, { amount: 200, state: 'VOIDED' }]);
     expect((await ledger().verify(db(), p.platform.id)).problems).toEqual([]);

@@ -38,9 +38,9 @@ export interface LedgerServiceDeps {
  * knows).
  */
 export interface BalanceAnnouncer {
-  /** `now` is the ledger call's: the events show the same `updatedAt` as the accounts' rows. */
-  prepare(ex: Executor, platform: PlatformRef, accountIds: string[], now: Date): Promise<BalanceEventRow[] | null>;
-  changed(trx: Trx, platform: PlatformRef, changes: BalanceChange[], now: Date): Promise<void>;
+  prepare(ex: Executor, platform: PlatformRef, accountIds: string[]): Promise<BalanceEventRow[] | null>;
+  /** Each change's `updatedAt` is the account row's: the event's time, which orders an account's events. */
+  changed(trx: Trx, platform: PlatformRef, changes: BalanceChange[]): Promise<void>;
 }
 
 const accountsOf = (legs: Leg[]): string[] => [...new Set(legs.flatMap((l) => [l.debit, l.credit]))];
@@ -55,8 +55,8 @@ export function createLedgerService({ database, clock }: LedgerServiceDeps) {
   // System account id → its creation (shared by concurrent callers; kept once it succeeded).
   const ensuredSystemAccounts = new Map<string, Promise<void>>();
 
-  async function notify(trx: Trx, platform: PlatformRef, changes: BalanceChange[], now: Date): Promise<BalanceChange[]> {
-    if (changes.length > 0 && announcer) await announcer.changed(trx, platform, changes, now);
+  async function notify(trx: Trx, platform: PlatformRef, changes: BalanceChange[]): Promise<BalanceChange[]> {
+    if (changes.length > 0 && announcer) await announcer.changed(trx, platform, changes);
     return changes;
   }
 
@@ -67,8 +67,8 @@ export function createLedgerService({ database, clock }: LedgerServiceDeps) {
    */
   async function recordWithEvents(trx: Trx, platform: PlatformRef, legs: Leg[], transactionId: string | null): Promise<BalanceChange[]> {
     const now = clock.now(platform);
-    const balanceEvents = announcer && legs.length > 0 ? await announcer.prepare(trx, platform, accountsOf(legs), now) : null;
-    if (!balanceEvents) return notify(trx, platform, await recordLegs(trx, platform.id, transactionId, legs, now), now);
+    const balanceEvents = announcer && legs.length > 0 ? await announcer.prepare(trx, platform, accountsOf(legs)) : null;
+    if (!balanceEvents) return notify(trx, platform, await recordLegs(trx, platform.id, transactionId, legs, now));
     return recordLegs(trx, platform.id, transactionId, legs, now, { balanceEvents, writes: takeOutboxWrites(trx) });
   }
 
@@ -111,10 +111,9 @@ export function createLedgerService({ database, clock }: LedgerServiceDeps) {
      * when the balance events cannot be prepared (use `record`). Map errors with `explainError`.
      */
     async recordWithin(ex: Executor, platform: PlatformRef, legs: Leg[], transactionId: RawBuilder<string>) {
-      const now = clock.now(platform);
-      const balanceEvents = announcer ? await announcer.prepare(ex, platform, accountsOf(legs), now) : null;
+      const balanceEvents = announcer ? await announcer.prepare(ex, platform, accountsOf(legs)) : null;
       if (!balanceEvents || legs.length === 0) return null;
-      const call = recordCall(platform.id, transactionId, legs, now);
+      const call = recordCall(platform.id, transactionId, legs, clock.now(platform));
       return { call, writes: balanceEventWrites(balanceEvents) };
     },
     explainError: mapLedgerError,
@@ -128,11 +127,11 @@ export function createLedgerService({ database, clock }: LedgerServiceDeps) {
      */
     async resolve(trx: Trx, platform: PlatformRef, target: ResolveTarget, outcome: 'POST' | 'VOID'): Promise<BalanceChange[]> {
       const now = clock.now(platform);
-      const balanceEvents = announcer && target.accounts?.length ? await announcer.prepare(trx, platform, [...new Set(target.accounts)], now) : null;
-      if (!balanceEvents) return notify(trx, platform, await resolvePending(trx, platform.id, target, outcome, now), now);
+      const balanceEvents = announcer && target.accounts?.length ? await announcer.prepare(trx, platform, [...new Set(target.accounts)]) : null;
+      if (!balanceEvents) return notify(trx, platform, await resolvePending(trx, platform.id, target, outcome, now));
       const changes = await resolvePending(trx, platform.id, target, outcome, now, { balanceEvents, writes: takeOutboxWrites(trx) });
       const announced = new Set(balanceEvents.map((e) => e.account_id));
-      await notify(trx, platform, changes.filter((c) => !announced.has(c.accountId)), now);
+      await notify(trx, platform, changes.filter((c) => !announced.has(c.accountId)));
       return changes;
     },
     /**

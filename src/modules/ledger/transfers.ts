@@ -42,6 +42,8 @@ export interface BalanceChange {
   accountId: string;
   available: number;
   posted: number;
+  /** The account's `updated_at` as the change set it: strictly later than any earlier change's. */
+  updatedAt: Date;
 }
 
 /** Whether `error` is the ledger refusing a credit over the balance limit (raw, or as mapped below). */
@@ -68,11 +70,11 @@ export function mapLedgerError(error: unknown): unknown {
   return error;
 }
 
-function toChanges(rows: { account_id: string; available: number | string; posted: number | string }[]): BalanceChange[] {
-  return rows.map((r) => ({ accountId: r.account_id, available: Number(r.available), posted: Number(r.posted) }));
+function toChanges(rows: BalanceRow[]): BalanceChange[] {
+  return rows.map((r) => ({ accountId: r.account_id, available: Number(r.available), posted: Number(r.posted), updatedAt: r.updated_at }));
 }
 
-type BalanceRow = { account_id: string; available: number; posted: number };
+type BalanceRow = { account_id: string; available: number | string; posted: number | string; updated_at: Date };
 
 /**
  * The ledger_record call for `legs`, selecting the new balances. `transactionId` may be an SQL
