@@ -2,7 +2,7 @@ import type { LookupAddress } from 'node:dns';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { classifyTarget, createPublicFetch, isPrivateAddress, privateTargetsAllowed, publicFetch } from './outbound.js';
+import { classifyTarget, createPublicFetch, isPrivateAddress, privateTargetsAllowed, publicFetch, readAtMost, readCapped, ResponseTooLargeError } from './outbound.js';
 
 describe('isPrivateAddress', () => {
   it.each([
@@ -122,5 +122,45 @@ describe('publicFetch', () => {
     const cause = await causeOf(createPublicFetch(answersPublic)(`http://public.example:${port}/`, { signal: AbortSignal.timeout(300) }));
     expect(asked).toEqual(['public.example']);
     expect(cause?.code).not.toBe('EPRIVATEADDRESS');
+  });
+});
+
+describe('reading a response body up to a limit', () => {
+  /** A body of `size` bytes in chunks of 3, counting the chunks the reader pulled. */
+  function chunkedResponse(size: number, headers: Record<string, string> = {}) {
+    const pulled = { chunks: 0 };
+    let left = size;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (left === 0) return controller.close();
+        pulled.chunks++;
+        const n = Math.min(3, left);
+        left -= n;
+        controller.enqueue(new Uint8Array(n).fill(0x61));
+      },
+    }, { highWaterMark: 0 });
+    return { response: new Response(body, { headers }), pulled };
+  }
+
+  it('readAtMost keeps the first bytes and pulls nothing past them', async () => {
+    const { response, pulled } = chunkedResponse(30);
+    expect((await readAtMost(response, 7)).toString()).toBe('aaaaaaa');
+    expect(pulled.chunks).toBe(3);
+  });
+
+  it('readCapped answers a body of exactly the limit', async () => {
+    expect(await readCapped(chunkedResponse(9).response, 9)).toBe('a'.repeat(9));
+  });
+
+  it('readCapped refuses once the body passes the limit, reading no further', async () => {
+    const { response, pulled } = chunkedResponse(30);
+    await expect(readCapped(response, 9)).rejects.toBeInstanceOf(ResponseTooLargeError);
+    expect(pulled.chunks).toBe(4);
+  });
+
+  it('readCapped refuses a Content-Length past the limit before reading', async () => {
+    const { response, pulled } = chunkedResponse(30, { 'content-length': '30' });
+    await expect(readCapped(response, 9)).rejects.toThrow('the answer is larger than 9 bytes');
+    expect(pulled.chunks).toBe(0);
   });
 });

@@ -133,3 +133,44 @@ export const publicFetch = createPublicFetch();
 export function fetchFor(allowPrivate: boolean): typeof fetch {
   return allowPrivate ? fetch : publicFetch;
 }
+
+/** At most `limit` bytes of a response's body: past them the stream is cancelled, not read. */
+export async function readAtMost(response: Response, limit: number): Promise<Buffer> {
+  if (!response.body) return Buffer.alloc(0);
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value.subarray(0, limit - size));
+    size += Math.min(value.length, limit - size);
+    if (size >= limit) {
+      await reader.cancel();
+      break;
+    }
+  }
+  return Buffer.concat(chunks);
+}
+
+/** A response body longer than its reader accepts. */
+export class ResponseTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`the answer is larger than ${limit} bytes`);
+    this.name = 'ResponseTooLargeError';
+  }
+}
+
+/**
+ * A response's body as text, refused with ResponseTooLargeError past `limit` bytes: at once when
+ * its Content-Length says so, else once that many have arrived (nothing more is read).
+ */
+export async function readCapped(response: Response, limit: number): Promise<string> {
+  if (Number(response.headers.get('content-length')) > limit) {
+    await response.body?.cancel();
+    throw new ResponseTooLargeError(limit);
+  }
+  const body = await readAtMost(response, limit + 1);
+  if (body.length > limit) throw new ResponseTooLargeError(limit);
+  return body.toString('utf8');
+}

@@ -27,6 +27,59 @@ async function startRedirectingIssuer(target: OidcIssuer): Promise<{ url: string
   return { url, server };
 }
 
+/** What a flooding issuer streams after the head of its document: far past the cap, and past what loopback socket buffers hold. */
+const FLOOD_BYTES = 32 * 1024 * 1024;
+
+interface FloodingIssuer {
+  url: string;
+  server: Server;
+  /** Bytes of padding written before the connection closed. */
+  sent: number;
+  /** Whether the whole document was written. */
+  finished: boolean;
+  /** Settles when the first answer has closed: cut by the client, or sent whole. */
+  closed: Promise<void>;
+}
+
+/**
+ * An issuer answering every path with a valid 200 JSON document (discovery fields, an empty key
+ * set) padded with FLOOD_BYTES of spaces, chunked and streamed with backpressure so `sent` is what
+ * the client took. `announceOnly` announces that length in Content-Length instead, sends the
+ * document's head and then nothing: only a client that trusts the header answers before its timeout.
+ */
+async function startFloodingIssuer(announceOnly = false): Promise<FloodingIssuer> {
+  let settle!: () => void;
+  const flood = { url: '', sent: 0, finished: false, closed: new Promise<void>((resolve) => (settle = resolve)) };
+  const chunk = Buffer.alloc(64 * 1024, ' ');
+  const server = createServer((_request, response) => {
+    const head = Buffer.from(`{"issuer":"${flood.url}","jwks_uri":"${flood.url}/jwks","keys":[],"pad":"`);
+    const tail = Buffer.from('"}');
+    const length = announceOnly ? { 'content-length': String(head.length + FLOOD_BYTES + tail.length) } : {};
+    response.writeHead(200, { 'content-type': 'application/json', ...length });
+    response.on('close', settle);
+    response.write(head);
+    if (announceOnly) return;
+    const pump = () => {
+      while (flood.sent < FLOOD_BYTES) {
+        if (response.destroyed) return;
+        flood.sent += chunk.length;
+        if (!response.write(chunk)) return void response.once('drain', pump);
+      }
+      flood.finished = true;
+      response.end(tail);
+    };
+    pump();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  flood.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return Object.assign(flood, { server });
+}
+
+async function stopFlood(flood: FloodingIssuer): Promise<void> {
+  flood.server.closeAllConnections();
+  await new Promise((resolve) => flood.server.close(resolve));
+}
+
 beforeAll(async () => {
   t = await startTestApp();
   allowing = await startTestApp({ oidcAllowPrivateIssuers: true });
@@ -107,5 +160,46 @@ describe('OIDC discovery', () => {
     const created = await createOauth(sandbox, await issuer.token({ iss: redirector.url }));
     expectRefused(created, 401, 'UNAUTHORIZED', 'Invalid OIDC token');
     expect(created.body.message).toMatch(/HTTP 302/);
+  });
+});
+
+describe('issuer documents larger than 256 KiB', () => {
+  /** The token is refused for the size, and the issuer could not send it all: Corridor stopped reading. */
+  async function expectCutOff(created: Awaited<ReturnType<typeof createOauth>>, flood: FloodingIssuer) {
+    await flood.closed;
+    expect(flood.finished).toBe(false);
+    expect(flood.sent).toBeLessThan(FLOOD_BYTES);
+    expectRefused(created, 401, 'UNAUTHORIZED', 'Invalid OIDC token');
+    expect(created.body.message).toMatch(/answered more than 262144 bytes$/);
+  }
+
+  it('stops reading a discovery document past the cap', async () => {
+    const flood = await startFloodingIssuer();
+    try {
+      const sandbox = await walletPlatform(t, 'SANDBOX', { oidcIssuers: [{ issuer: flood.url, audiences: [AUDIENCE] }] });
+      await expectCutOff(await createOauth(sandbox, await issuer.token({ iss: flood.url })), flood);
+    } finally {
+      await stopFlood(flood);
+    }
+  });
+
+  it('refuses a discovery document at once when its Content-Length is past the cap', async () => {
+    const flood = await startFloodingIssuer(true);
+    try {
+      const sandbox = await walletPlatform(t, 'SANDBOX', { oidcIssuers: [{ issuer: flood.url, audiences: [AUDIENCE] }] });
+      await expectCutOff(await createOauth(sandbox, await issuer.token({ iss: flood.url })), flood);
+    } finally {
+      await stopFlood(flood);
+    }
+  });
+
+  it('stops reading a JWKS past the cap', async () => {
+    const flood = await startFloodingIssuer();
+    try {
+      const sandbox = await walletPlatform(t, 'SANDBOX', { oidcIssuers: [{ issuer: issuer.issuer, jwksUri: `${flood.url}/jwks`, audiences: [AUDIENCE] }] });
+      await expectCutOff(await createOauth(sandbox, await issuer.token({ sub: 'flooded' })), flood);
+    } finally {
+      await stopFlood(flood);
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { createRemoteJWKSet, customFetch, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
-import { fetchFor, guardRefusalOf, privateTargetsAllowed } from '../../core/outbound.js';
+import { fetchFor, guardRefusalOf, privateTargetsAllowed, readCapped, ResponseTooLargeError } from '../../core/outbound.js';
 import { setBounded } from '../../core/collections.js';
 import type { OidcIssuerSettings } from '../platform/embedded-wallets.js';
 
@@ -8,6 +8,8 @@ export const MAX_TOKEN_AGE_SECONDS = 60;
 const CLOCK_TOLERANCE_SECONDS = 5;
 const DISCOVERY_TTL_MS = 3600_000;
 const FETCH_TIMEOUT_MS = 5000;
+/** Discovery documents and JWKS are a few KiB; the issuer is whoever a platform names, so the rest is refused unread. */
+const MAX_ISSUER_DOCUMENT_BYTES = 256 * 1024;
 
 /** Issuers a sandbox platform recognizes without configuration (their tokens are then only decoded). */
 export const WELL_KNOWN_ISSUERS = ['https://accounts.google.com', 'https://appleid.apple.com', 'https://login.microsoftonline.com'];
@@ -57,25 +59,57 @@ export interface OidcNetworkPolicy {
 /** The platform a token is verified for: sandbox platforms may use issuers on private addresses. */
 type PlatformMode = { mode: 'SANDBOX' | 'PRODUCTION' };
 
-/**
- * Verifies ID tokens against allow-listed issuers: signature with the issuer's JWKS (fetched
- * from `jwksUri` or its discovery document, cached), `iss`, `aud`, `exp`, and `iat` at most 60 s old.
- * Redirects are not followed (jose's JWKS fetch does not follow them either).
- */
 /** Issuers (and key sets) remembered at once: platforms name their own, so the number is theirs to grow. */
 const MAX_CACHED_ISSUERS = 1_000;
 
+/**
+ * fetch for an issuer's discovery document and JWKS: no redirect followed, and a 200 answer's
+ * body read here, at most MAX_ISSUER_DOCUMENT_BYTES of it (jose's own fetch reads any size).
+ */
+function issuerFetch(allowPrivate: boolean): typeof fetch {
+  const fetchImpl = fetchFor(allowPrivate);
+  return (async (url: string | URL, init?: RequestInit) => {
+    const response = await fetchImpl(url, { ...init, redirect: 'manual' });
+    if (response.status !== 200) {
+      await response.body?.cancel();
+      return new Response(null, { status: response.status });
+    }
+    try {
+      return new Response(await readCapped(response, MAX_ISSUER_DOCUMENT_BYTES), { status: 200 });
+    } catch (error) {
+      if (error instanceof ResponseTooLargeError) throw new OidcError(`${String(url)} answered more than ${error.limit} bytes`);
+      throw error;
+    }
+  }) as typeof fetch;
+}
+
+/**
+ * Verifies ID tokens against allow-listed issuers: signature with the issuer's JWKS (fetched
+ * from `jwksUri` or its discovery document, cached), `iss`, `aud`, `exp`, and `iat` at most 60 s old.
+ */
 export function createOidcVerifier(policy: OidcNetworkPolicy) {
   const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
   const discovered = new Map<string, { jwksUri: string; expiresAtMs: number }>();
+  // One fetch per issuer at a time, as jose does for a key set: parallel tokens wait for it.
+  const discovering = new Map<string, Promise<string>>();
 
-  async function discover(issuer: string, allowPrivate: boolean): Promise<string> {
+  function discover(issuer: string, allowPrivate: boolean): Promise<string> {
     const hit = discovered.get(issuer);
-    if (hit && hit.expiresAtMs > Date.now()) return hit.jwksUri;
+    if (hit && hit.expiresAtMs > Date.now()) return Promise.resolve(hit.jwksUri);
+    const key = `${allowPrivate}|${issuer}`;
+    let pending = discovering.get(key);
+    if (!pending) {
+      pending = fetchDiscovery(issuer, allowPrivate).finally(() => discovering.delete(key));
+      discovering.set(key, pending);
+    }
+    return pending;
+  }
+
+  async function fetchDiscovery(issuer: string, allowPrivate: boolean): Promise<string> {
     const url = new URL(`${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`);
-    const response = await fetchFor(allowPrivate)(url, { redirect: 'manual', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+    const response = await issuerFetch(allowPrivate)(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
     if (!response.ok) throw new OidcError(`the issuer's discovery document answered HTTP ${response.status}`);
-    const document = (await response.json()) as { issuer?: string; jwks_uri?: string };
+    const document = (await response.json().catch(() => ({}))) as { issuer?: string; jwks_uri?: string };
     if (document.issuer !== issuer || typeof document.jwks_uri !== 'string') throw new OidcError('the issuer\'s discovery document is not valid');
     setBounded(discovered, issuer, { jwksUri: document.jwks_uri, expiresAtMs: Date.now() + DISCOVERY_TTL_MS }, MAX_CACHED_ISSUERS);
     return document.jwks_uri;
@@ -88,7 +122,7 @@ export function createOidcVerifier(policy: OidcNetworkPolicy) {
     const key = `${allowPrivate}|${uri.href}`;
     let set = keySets.get(key);
     if (!set) {
-      set = createRemoteJWKSet(uri, { timeoutDuration: FETCH_TIMEOUT_MS, [customFetch]: fetchFor(allowPrivate) });
+      set = createRemoteJWKSet(uri, { timeoutDuration: FETCH_TIMEOUT_MS, [customFetch]: issuerFetch(allowPrivate) });
       setBounded(keySets, key, set, MAX_CACHED_ISSUERS);
     }
     return set;

@@ -1,5 +1,5 @@
 import type { EventType } from '../../core/events.js';
-import { fetchFor, guardRefusalOf } from '../../core/outbound.js';
+import { fetchFor, guardRefusalOf, readAtMost } from '../../core/outbound.js';
 import type { SigningKeys } from './keys.js';
 
 export const SIGNATURE_HEADER = 'X-Service-Signature';
@@ -66,31 +66,14 @@ async function post(url: string, body: Buffer, signature: string, { timeoutMs, s
       // A redirect is an answer like any other non-2xx: following it would post the payload somewhere the platform never configured.
       redirect: 'manual',
     });
-    const text = await readLimited(response, MAX_RESPONSE_BYTES);
+    // A longer answer is cut, not refused: the receiver's status is the outcome, the text only shown.
+    const text = (await readAtMost(response, MAX_RESPONSE_BYTES)).toString('utf8');
     return { kind: 'response', status: response.status, text, body: parseJson(text) };
   } catch (error) {
     if (shutdown?.aborted) throw new DeliveryInterrupted();
     if (timeout.aborted) return { kind: 'timeout', timeoutMs };
     return { kind: 'error', message: networkErrorMessage(error) };
   }
-}
-
-async function readLimited(response: Response, limit: number): Promise<string> {
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value.subarray(0, limit - size));
-    size += Math.min(value.length, limit - size);
-    if (size >= limit) {
-      await reader.cancel();
-      break;
-    }
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function parseJson(text: string): unknown {
