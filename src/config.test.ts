@@ -59,6 +59,13 @@ describe('loadConfig', () => {
     expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_ENDPOINTS: 'true', OIDC_ALLOW_PRIVATE_ISSUERS: '1' })).toMatchObject({ webhookAllowPrivateEndpoints: true, oidcAllowPrivateIssuers: true });
   });
 
+  it('reads the UMA counterparty timeout (default 10 s)', () => {
+    expect(loadConfig({}).umaCounterpartyTimeoutMs).toBe(10_000);
+    expect(loadConfig({ UMA_COUNTERPARTY_TIMEOUT_MS: '2500' }).umaCounterpartyTimeoutMs).toBe(2500);
+    expect(() => loadConfig({ UMA_COUNTERPARTY_TIMEOUT_MS: '999' })).toThrow('UMA_COUNTERPARTY_TIMEOUT_MS');
+    expect(() => loadConfig({ UMA_COUNTERPARTY_TIMEOUT_MS: '60001' })).toThrow('UMA_COUNTERPARTY_TIMEOUT_MS');
+  });
+
   it('takes PORT 0 (any free port) only with PUBLIC_URL, which links are made from', () => {
     expect(loadConfig({ PORT: '0', PUBLIC_URL: 'https://pay.example.com' })).toMatchObject({ port: 0, publicUrl: 'https://pay.example.com' });
   });

@@ -91,6 +91,7 @@ export function createServices(deps: CoreDeps) {
     log,
     sandboxUmaDomain: config.sandboxUmaDomain,
     allowPrivateCounterparties: config.umaAllowPrivateCounterparties,
+    counterpartyTimeoutMs: config.umaCounterpartyTimeoutMs,
     sealer: walletKeys,
     jobs,
     platforms,

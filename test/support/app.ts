@@ -110,16 +110,19 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 /**
  * The system clock, except that its real time can be held still: a process given it keeps what it
  * caches for a second of real time (the platform, with its test-clock offset) for as long as the
- * clock is held, however slow the machine.
+ * clock is held, however slow the machine. `skip` moves real time ahead instead, so what a
+ * process remembers for some seconds is forgotten without waiting.
  */
 export function holdableClock() {
   let heldAtMs: number | undefined;
-  const realNowMs = () => heldAtMs ?? Date.now();
+  let skippedMs = 0;
+  const realNowMs = () => (heldAtMs ?? Date.now()) + skippedMs;
   const clock: Clock = { realNowMs, now: (subject) => new Date(realNowMs() + (subject?.clockOffsetMs ?? 0)) };
   return {
     clock,
     hold: () => void (heldAtMs = Date.now()),
     release: () => void (heldAtMs = undefined),
+    skip: (ms: number) => void (skippedMs += ms),
   };
 }
 

@@ -15,6 +15,8 @@ export interface VaspRequest {
 export interface VaspAnswer {
   status?: number;
   body?: unknown;
+  /** Send the status, the headers and the start of the body, then nothing more (a stalled counterparty). */
+  stall?: boolean;
 }
 
 /** Answers a request; undefined falls through to the default (pubkey, else 404). */
@@ -71,7 +73,11 @@ export async function startFakeVasp(): Promise<FakeVasp> {
       handler = next;
     },
     sign: (payload) => signPayload(payload, keys.privateKey),
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections(); // stalled answers included
+      }),
   };
 
   async function respond(request: IncomingMessage, response: ServerResponse) {
@@ -83,7 +89,8 @@ export async function startFakeVasp(): Promise<FakeVasp> {
     }
     answer ??= { status: 404, body: { status: 'ERROR', reason: 'not found', code: 'USER_NOT_FOUND' } };
     response.writeHead(answer.status ?? 200, { 'content-type': 'application/json' });
-    response.end(JSON.stringify(answer.body ?? {}));
+    if (answer.stall) response.write('{"status": "'); // and never ends: the caller's timeout must
+    else response.end(JSON.stringify(answer.body ?? {}));
   }
 
   const server = createServer((request, response) => {

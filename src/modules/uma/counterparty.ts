@@ -3,12 +3,15 @@ import type { Clock } from '../../core/clock.js';
 import { setBounded } from '../../core/collections.js';
 import { fetchFor, guardRefusalOf } from '../../core/outbound.js';
 
-/** Whether counterparty calls may go to loopback and private addresses (UMA_ALLOW_PRIVATE_COUNTERPARTIES). */
+/** How counterparty calls are made. */
 export interface NetworkPolicy {
+  /** Whether they may go to loopback and private addresses (UMA_ALLOW_PRIVATE_COUNTERPARTIES). */
   allowPrivate: boolean;
+  /** How long one call may take, answer included (UMA_COUNTERPARTY_TIMEOUT_MS); default COUNTERPARTY_TIMEOUT_MS. */
+  timeoutMs?: number;
 }
 
-/** How long one call to another VASP may take. */
+/** How long one call to another VASP may take by default. */
 export const COUNTERPARTY_TIMEOUT_MS = 10_000;
 /** Only this much of a counterparty's answer is read. */
 const MAX_RESPONSE_BYTES = 256 * 1024;
@@ -71,29 +74,37 @@ function parseJson(text: string): unknown {
   }
 }
 
+/** A failed call as a CounterpartyError; `answered` when the failure came while reading the answer. */
+function failureOf(error: unknown, url: string, timedOut: boolean, answered: boolean): CounterpartyError {
+  if (error instanceof CounterpartyError) return error;
+  const refusal = guardRefusalOf(error);
+  if (refusal) return new CounterpartyError(`${refusal}, which this server does not call (set UMA_ALLOW_PRIVATE_COUNTERPARTIES=true for local development)`);
+  const reason = timedOut ? 'timed out' : answered ? 'broke off its answer' : 'could not be reached';
+  return new CounterpartyError(`${new URL(url).host} ${reason}`);
+}
+
 /**
- * One call to another VASP: bounded in time and size, redirects not followed, and unless the
- * policy allows it (development, tests) never to a loopback or private address: an lnurlp or pay
- * request names the sender's domain, and Corridor fetches that domain's keys.
+ * One call to another VASP: bounded in time (answer included: a counterparty may send headers and
+ * then stall) and size, redirects not followed, and unless the policy allows it (development,
+ * tests) never to a loopback or private address: an lnurlp or pay request names the sender's
+ * domain, and Corridor fetches that domain's keys. Every failure is a CounterpartyError.
  */
 export async function callCounterparty(url: string, init: { method: 'GET' | 'POST'; body?: string }, policy: NetworkPolicy): Promise<HttpAnswer> {
-  let response: Response;
+  const signal = AbortSignal.timeout(policy.timeoutMs ?? COUNTERPARTY_TIMEOUT_MS);
+  let response: Response | undefined;
   try {
     response = await fetchFor(policy.allowPrivate)(url, {
       method: init.method,
       body: init.body,
       headers: { accept: 'application/json', ...(init.body !== undefined && { 'content-type': 'application/json' }) },
       redirect: 'manual',
-      signal: AbortSignal.timeout(COUNTERPARTY_TIMEOUT_MS),
+      signal,
     });
+    const text = await readCapped(response);
+    return { status: response.status, text, json: parseJson(text) };
   } catch (error) {
-    const refusal = guardRefusalOf(error);
-    if (refusal) throw new CounterpartyError(`${refusal}, which this server does not call (set UMA_ALLOW_PRIVATE_COUNTERPARTIES=true for local development)`);
-    const reason = error instanceof Error && error.name === 'TimeoutError' ? 'timed out' : 'could not be reached';
-    throw new CounterpartyError(`${new URL(url).host} ${reason}`);
+    throw failureOf(error, url, signal.aborted, response !== undefined);
   }
-  const text = await readCapped(response);
-  return { status: response.status, text, json: parseJson(text) };
 }
 
 export interface CounterpartyKeys {
@@ -101,15 +112,25 @@ export interface CounterpartyKeys {
   encryption: Uint8Array;
 }
 
-/**
- * Other VASPs' public keys, fetched from `/.well-known/lnurlpubkey` and cached for the time they
- * allow (at most ten minutes, so a rotated key is picked up soon).
- */
 /** Domains whose keys are kept at once; past it the least recently used go first. */
 const MAX_CACHED_DOMAINS = 1_000;
+/** A domain whose keys could not be fetched is not asked again for this long (docs/decisions.md). */
+export const FAILED_DOMAIN_MEMORY_MS = 10_000;
 
-export function createKeyDirectory(clock: Clock, policy: NetworkPolicy, { maxDomains = MAX_CACHED_DOMAINS } = {}) {
+/**
+ * Other VASPs' public keys, fetched from `/.well-known/lnurlpubkey` and cached for the time they
+ * allow (at most ten minutes, so a rotated key is picked up soon). Anyone may name a domain (the
+ * sender of an lnurlp request), so a domain is fetched once at a time, whoever asks, and a failure
+ * is answered from memory for `failureMemoryMs`: a flood naming a stalling domain costs one call.
+ */
+export function createKeyDirectory(
+  clock: Clock,
+  policy: NetworkPolicy,
+  { maxDomains = MAX_CACHED_DOMAINS, failureMemoryMs = FAILED_DOMAIN_MEMORY_MS } = {},
+) {
   const cache = new Map<string, { keys: CounterpartyKeys; expiresAtMs: number }>();
+  const failures = new Map<string, { error: CounterpartyError; untilMs: number }>();
+  const pending = new Map<string, Promise<CounterpartyKeys>>();
 
   function remember(domain: string, keys: CounterpartyKeys, expiresAtMs: number): void {
     if (expiresAtMs > clock.realNowMs()) setBounded(cache, domain, { keys, expiresAtMs }, maxDomains);
@@ -133,15 +154,48 @@ export function createKeyDirectory(clock: Clock, policy: NetworkPolicy, { maxDom
     }
   }
 
+  function recentFailure(domain: string): CounterpartyError | undefined {
+    const failure = failures.get(domain);
+    if (!failure) return undefined;
+    if (failure.untilMs > clock.realNowMs()) return failure.error;
+    failures.delete(domain);
+    return undefined;
+  }
+
+  function fetchOnce(domain: string): Promise<CounterpartyKeys> {
+    const inFlight = pending.get(domain);
+    if (inFlight) return inFlight;
+    const fetching = fetchKeys(domain)
+      .then(
+        (keys) => {
+          failures.delete(domain);
+          return keys;
+        },
+        (error: unknown) => {
+          if (error instanceof CounterpartyError) setBounded(failures, domain, { error, untilMs: clock.realNowMs() + failureMemoryMs }, maxDomains);
+          throw error;
+        },
+      )
+      .finally(() => pending.delete(domain));
+    pending.set(domain, fetching);
+    return fetching;
+  }
+
   return {
-    /** The domain's keys; `fresh` skips the cache (after a signature did not verify with a cached key). */
-    async keysOf(domain: string, options: { fresh?: boolean } = {}): Promise<{ keys: CounterpartyKeys; cached: boolean }> {
+    /**
+     * The domain's keys; `fresh` skips the cache (after a signature did not verify with a cached
+     * key), though not a fetch in flight nor a recent failure.
+     */
+    async keysOf(given: string, options: { fresh?: boolean } = {}): Promise<{ keys: CounterpartyKeys; cached: boolean }> {
+      const domain = given.toLowerCase(); // one entry, one fetch and one failure per domain, however it is spelled
       const hit = cache.get(domain);
       if (!options.fresh && hit && hit.expiresAtMs > clock.realNowMs()) {
         setBounded(cache, domain, hit, maxDomains); // used again: the last to go
         return { keys: hit.keys, cached: true };
       }
-      return { keys: await fetchKeys(domain), cached: false };
+      const failure = recentFailure(domain);
+      if (failure) throw failure;
+      return { keys: await fetchOnce(domain), cached: false };
     },
   };
 }

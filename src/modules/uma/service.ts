@@ -34,6 +34,8 @@ export interface UmaServiceDeps {
   sandboxUmaDomain: string;
   /** Whether counterparty calls may reach loopback and private addresses (development only). */
   allowPrivateCounterparties: boolean;
+  /** Longest one counterparty call may take, its answer included (config.umaCounterpartyTimeoutMs). */
+  counterpartyTimeoutMs: number;
   /** Seals the platforms' UMA private keys at rest. */
   sealer: Sealer;
   jobs: JobRunner;
@@ -60,7 +62,7 @@ export interface UmaServiceDeps {
 export function createUmaService(deps: UmaServiceDeps) {
   const { database, clock, log } = deps;
   const keys = createUmaKeys({ database, clock, sealer: deps.sealer });
-  const network = { allowPrivate: deps.allowPrivateCounterparties };
+  const network = { allowPrivate: deps.allowPrivateCounterparties, timeoutMs: deps.counterpartyTimeoutMs };
   const directory = createKeyDirectory(clock, network);
   const auth = createAuthenticator({ database, clock, keys: directory });
   const providers = createProviderBook({ database, clock, log, sandboxDomain: deps.sandboxUmaDomain });

@@ -9,9 +9,10 @@ import {
 } from '@uma-sdk/core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { failOnce } from '../../../test/support/faults.js';
-import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { holdableClock, startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { advance, balances, expectError, expectLedgerClean, fund, newCustomer, type TestCustomer } from '../../../test/support/quotes.js';
 import { startFakeVasp, umaKeyPair, type FakeVasp, type VaspRequest } from '../../../test/support/uma-vasp.js';
+import { FAILED_DOMAIN_MEMORY_MS } from './counterparty.js';
 import { createInvoice, parseInvoice } from './invoice.js';
 import { settleStatusPayload, type SettleStatus } from './settlement.js';
 
@@ -20,9 +21,10 @@ import { settleStatusPayload, type SettleStatus } from './settlement.js';
  * messages, or with forged, replayed, stale or wrong ones.
  */
 type LnurlpMode = 'genuine' | 'bad-signature' | 'stale' | 'other-receiver' | 'replay' | 'v0-only' | 'not-uma' | 'production';
-type PayMode = 'genuine' | 'wrong-amount' | 'refuse';
-type SettleScript = Array<{ status: SettleStatus; reason?: string; forged?: boolean }>;
+type PayMode = 'genuine' | 'wrong-amount' | 'refuse' | 'stall';
+type SettleScript = Array<{ status: SettleStatus; reason?: string; forged?: boolean; stall?: boolean }>;
 
+const time = holdableClock();
 let t: TestApp;
 let p: TestPlatform;
 let vasp: FakeVasp;
@@ -78,6 +80,7 @@ async function lnurlpAnswer(request: VaspRequest) {
 }
 
 async function payAnswer(request: VaspRequest) {
+  if (payMode === 'stall') return { stall: true };
   if (payMode === 'refuse') return { status: 403, body: { status: 'ERROR', reason: 'no thanks', code: 'SENDER_NOT_ACCEPTED' } };
   const payRequest = PayRequest.parse(request.body);
   let issued: ReturnType<typeof createInvoice> | undefined;
@@ -101,6 +104,7 @@ async function payAnswer(request: VaspRequest) {
 
 async function settleAnswer(request: VaspRequest) {
   const step = settleScript.length > 1 ? settleScript.shift()! : settleScript[0];
+  if (step.stall) return { stall: true };
   const hash = parseInvoice(request.body.invoice)!.paymentHash;
   const detail = step.status === 'SETTLED' ? preimages.get(hash)! : step.status === 'FAILED' ? (step.reason ?? 'FAILED') : '';
   const nonce = `s${Math.random()}`;
@@ -133,7 +137,7 @@ async function executeQuote(extra: Record<string, unknown> = {}) {
 const transactionOf = (id: string) => p.api.get(`/transactions/${id}`).then((r) => r.body);
 
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({ umaCounterpartyTimeoutMs: 2_000 }, { clock: time.clock });
   t.corridor.startWorkers();
   vasp = await startFakeVasp();
   vasp.handle((request) => {
@@ -148,6 +152,8 @@ beforeAll(async () => {
   await fund(p, alice.accounts.USD, 1_000_000);
 });
 beforeEach(() => {
+  // A domain whose keys could not be fetched is not asked again for a while: move past that.
+  if (vasp.pubkeyStatus !== undefined) time.skip(FAILED_DOMAIN_MEMORY_MS);
   lnurlpMode = 'genuine';
   payMode = 'genuine';
   settleScript = [{ status: 'SETTLED' }];
@@ -238,6 +244,26 @@ describe('paying another VASP\'s address', () => {
     payMode = 'refuse';
     const { quote } = await executeQuote();
     expect(await transactionOf(quote.transactionId)).toMatchObject({ status: 'FAILED', failureReason: 'QUOTE_EXECUTION_FAILED', failureDetail: 'COMPLIANCE_FAILED' });
+  });
+
+  it('fails (QUOTE_EXECUTION_FAILED) when the receiver stalls in the middle of its pay request answer, and returns the funds', async () => {
+    payMode = 'stall';
+    const before = await balances(t, alice.accounts.USD);
+    const { quote, executed } = await executeQuote();
+    expect(executed.status).toBe('FAILED');
+    expect(await transactionOf(quote.transactionId)).toMatchObject({ status: 'FAILED', failureReason: 'QUOTE_EXECUTION_FAILED', failureDetail: 'COUNTERPARTY_DELIVERY_FAILED' });
+    expect(await balances(t, alice.accounts.USD)).toEqual(before);
+  });
+
+  it('keeps the payment PROCESSING while the receiver stalls its settlement answer (a warning, no error), then completes', async () => {
+    settleScript = [{ status: 'SETTLED', stall: true }, { status: 'SETTLED' }];
+    const { quote, executed } = await executeQuote();
+    expect(executed.status).toBe('PROCESSING');
+    const done = await until(() => p.api.get(`/quotes/${quote.id}`), (r) => r.body.status !== 'PROCESSING');
+    expect(done.body.status).toBe('COMPLETED');
+    const lines = t.logs.map((line) => JSON.parse(line));
+    expect(lines.filter((l) => l.level === 40 && l.quoteId === quote.id).map((l) => l.msg)).toContain('UMA receiver unreachable for settlement; asking again later');
+    expect(lines.filter((l) => l.level >= 50)).toEqual([]);
   });
 
   it('fails (QUOTE_EXECUTION_FAILED) when the receiver\'s keys are gone by execution time', async () => {
