@@ -1,7 +1,7 @@
 import { PubKeyResponse } from '@uma-sdk/core';
 import type { Clock } from '../../core/clock.js';
 import { setBounded } from '../../core/collections.js';
-import { fetchFor, guardRefusalOf } from '../../core/outbound.js';
+import { fetchFor, guardRefusalOf, readCapped, ResponseTooLargeError } from '../../core/outbound.js';
 
 /** How counterparty calls are made. */
 export interface NetworkPolicy {
@@ -48,24 +48,6 @@ export interface HttpAnswer {
   json: unknown;
 }
 
-async function readCapped(response: Response): Promise<string> {
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.length;
-    if (size > MAX_RESPONSE_BYTES) {
-      await reader.cancel();
-      throw new CounterpartyError(`the answer is larger than ${MAX_RESPONSE_BYTES} bytes`, response.status);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -74,9 +56,11 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** A failed call as a CounterpartyError; `answered` when the failure came while reading the answer. */
-function failureOf(error: unknown, url: string, timedOut: boolean, answered: boolean): CounterpartyError {
+/** A failed call as a CounterpartyError; with `response` when the failure came while reading the answer. */
+function failureOf(error: unknown, url: string, timedOut: boolean, response: Response | undefined): CounterpartyError {
   if (error instanceof CounterpartyError) return error;
+  if (error instanceof ResponseTooLargeError) return new CounterpartyError(error.message, response?.status);
+  const answered = response !== undefined;
   const refusal = guardRefusalOf(error);
   if (refusal) return new CounterpartyError(`${refusal}, which this server does not call (set UMA_ALLOW_PRIVATE_COUNTERPARTIES=true for local development)`);
   const reason = timedOut ? 'timed out' : answered ? 'broke off its answer' : 'could not be reached';
@@ -100,10 +84,10 @@ export async function callCounterparty(url: string, init: { method: 'GET' | 'POS
       redirect: 'manual',
       signal,
     });
-    const text = await readCapped(response);
+    const text = await readCapped(response, MAX_RESPONSE_BYTES);
     return { status: response.status, text, json: parseJson(text) };
   } catch (error) {
-    throw failureOf(error, url, signal.aborted, response !== undefined);
+    throw failureOf(error, url, signal.aborted, response);
   }
 }
 

@@ -64,6 +64,18 @@ describe('a counterparty call', () => {
     await expect(call).rejects.toThrow(`${staller.domain} timed out`);
   });
 
+  it('whose answer is larger than 256 KiB is a CounterpartyError with its status', async () => {
+    const talker = await startFakeVasp();
+    try {
+      talker.handle(() => ({ status: 200, body: { padding: 'x'.repeat(300 * 1024) } }));
+      const call = callCounterparty(`http://${talker.domain}/anything`, { method: 'GET' }, { allowPrivate: true, timeoutMs: 10_000 });
+      await expect(call).rejects.toThrow(CounterpartyError);
+      await expect(call).rejects.toMatchObject({ message: 'the answer is larger than 262144 bytes', status: 200 });
+    } finally {
+      await talker.close();
+    }
+  });
+
   it('whose answer is cut off is a CounterpartyError', async () => {
     const breaker = await startFakeVasp();
     try {
