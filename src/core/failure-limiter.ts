@@ -10,8 +10,8 @@ export interface FailureLimiterOptions {
   /** What a refused caller is told was failing ("authentication attempts"). */
   what: string;
   /**
-   * Keys remembered at most; the oldest go first, so a flood of new keys forgets no recent one,
-   * and never a key still locked out, or a flood would lift its lockout.
+   * Keys remembered, past which the oldest go first, so a flood of new keys forgets no recent one;
+   * keys still locked out stay (`forgetOne`).
    */
   maxKeys?: number;
 }
@@ -25,7 +25,12 @@ export function createFailureLimiter({ limit = 20, windowMs = 60_000, nowMs, wha
   const failures = new Map<string, { count: number; windowStartMs: number }>();
   const lockedOut = (entry: { count: number; windowStartMs: number }, now: number) => entry.count >= limit && now - entry.windowStartMs <= windowMs;
 
-  /** Forgets the oldest key not locked out; a locked one goes behind the others (in Map order). */
+  /**
+   * Forgets the oldest key not locked out; a locked one goes behind the others (in Map order). A
+   * lockout is never forgotten before its window ends, or a flood of new keys would lift it: when
+   * the oldest hundred are all locked out, nothing goes and the map grows past `maxKeys`, by at
+   * most one key per `limit` failures within a window.
+   */
   function forgetOne(now: number): void {
     for (let looked = 0; looked < 100; looked++) {
       const [key, entry] = failures.entries().next().value!;
@@ -33,9 +38,8 @@ export function createFailureLimiter({ limit = 20, windowMs = 60_000, nowMs, wha
       if (!lockedOut(entry, now)) return;
       failures.set(key, entry);
     }
-    // A hundred lockouts in a row: memory stays bounded, so the oldest of them goes.
-    failures.delete(failures.keys().next().value!);
   }
+
   const limiter = {
     check(key: string): void {
       const entry = failures.get(key);
