@@ -354,6 +354,14 @@ describe('a credential revoked while it opens a session', () => {
 });
 
 describe('ids, tenancy and input', () => {
+  it('names a bad accountId of the lists as the query-string field it is', async () => {
+    for (const path of ['/auth/credentials', '/auth/sessions']) {
+      const refused = await sandbox.api.get(path, { accountId: 'Customer:not-an-account' });
+      expectRefused(refused, 400, 'INVALID_INPUT');
+      expect(refused.body.details.errors[0]).toMatchObject({ field: 'querystring.accountId', constraint: 'format' });
+    }
+  });
+
   it('hides other platforms\' wallets and credentials', async () => {
     const wallet = await newWallet(sandbox);
     const email = await emailSession(t, wallet);

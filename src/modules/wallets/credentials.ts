@@ -165,7 +165,7 @@ export function createCredentialFlows(deps: WalletDeps, core: WalletCore) {
 
   /** GET /auth/credentials?accountId=: every live credential; none for an unknown account. */
   async function list(ctx: WalletContext, accountId: string): Promise<{ data: AuthMethodView[] }> {
-    if (!isIdOf('InternalAccount', accountId)) throw invalidInput('accountId', 'accountId must be an InternalAccount id', 'format');
+    if (!isIdOf('InternalAccount', accountId)) throw invalidInput('querystring.accountId', 'accountId must be an InternalAccount id', 'format');
     const rows = await repo.listCredentials(database.db, ctx.platform.id, accountId);
     return { data: rows.map(presentCredential) };
   }

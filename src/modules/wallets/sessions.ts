@@ -14,7 +14,7 @@ export function createSessionFlows(deps: WalletDeps, core: WalletCore) {
 
   /** GET /auth/sessions?accountId=: the account's active sessions (never their keys). */
   async function list(ctx: WalletContext, accountId: string): Promise<{ data: AuthSessionView[] }> {
-    if (!isIdOf('InternalAccount', accountId)) throw invalidInput('accountId', 'accountId must be an InternalAccount id', 'format');
+    if (!isIdOf('InternalAccount', accountId)) throw invalidInput('querystring.accountId', 'accountId must be an InternalAccount id', 'format');
     const rows = await repo.activeSessions(database.db, ctx.platform.id, accountId, clock.now(ctx.platform));
     return { data: rows.map((row) => presentSession(row, row)) };
   }
