@@ -66,10 +66,6 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ UMA_COUNTERPARTY_TIMEOUT_MS: '60001' })).toThrow('UMA_COUNTERPARTY_TIMEOUT_MS');
   });
 
-  it('takes PORT 0 (any free port) only with PUBLIC_URL, which links are made from', () => {
-    expect(loadConfig({ PORT: '0', PUBLIC_URL: 'https://pay.example.com' })).toMatchObject({ port: 0, publicUrl: 'https://pay.example.com' });
-  });
-
   it('believes X-Forwarded-For only from the proxies TRUST_PROXY names', () => {
     expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
@@ -84,7 +80,6 @@ describe('loadConfig', () => {
     [{ TRUST_PROXY: '::1/129' }, 'TRUST_PROXY'],
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
-    [{ PORT: '0' }, 'PORT'],
     [{ HOST: 'bad host!' }, 'HOST'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],

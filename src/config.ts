@@ -198,10 +198,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const dataDir = env.DATA_DIR || './data';
-  const givenPublicUrl = url(env, 'PUBLIC_URL', ['http:', 'https:']);
-  // Links and the default UMA domain are made from the public URL before the server listens.
-  if (port === 0 && !givenPublicUrl) throw new ConfigError('PORT', 'may be 0 (any free port) only with PUBLIC_URL set, which links and the UMA domain are made from');
-  const publicUrl = givenPublicUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const publicUrl = url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
   return {
     port,

@@ -197,6 +197,15 @@ describe('corridor start', () => {
   }, 60_000);
 });
 
+describe('corridor start on port 0', () => {
+  it('needs PUBLIC_URL, which links are made from; other commands do not', async () => {
+    const refused = await cli(['start'], { PORT: '0' });
+    expect(refused.code).toBe(78);
+    expect(refused.err).toContain('PORT');
+    expect((await cli(['migrate'], { PORT: '0' })).code).toBe(0);
+  });
+});
+
 describe('corridor start with pinned credentials', () => {
   it('creates the sandbox platform for them without printing the client secret, which the environment already holds', async () => {
     ensureBuilt();

@@ -114,6 +114,10 @@ export function listeningLines(config: Pick<Config, 'host' | 'publicUrl' | 'data
 }
 
 async function start(config: Config): Promise<void> {
+  // Links and the default UMA domain are made from the public URL before the server listens.
+  if (new URL(config.publicUrl).port === '0') {
+    throw new ConfigError('PORT', 'may be 0 (any free port) only with PUBLIC_URL set, which links and the UMA domain are made from');
+  }
   const corridor = await createCorridor({ config });
   let result: SandboxBootstrap;
   try {
