@@ -15,6 +15,7 @@ declare module '../../db/schema.js' {
       csv: string | null;
       total: number;
       processed: import('kysely').Generated<number>;
+      resume_at: number | null;
       successful: import('kysely').Generated<number>;
       failed: import('kysely').Generated<number>;
       created_at: Date;
@@ -32,14 +33,16 @@ declare module '../../db/schema.js' {
   }
 }
 
+/** An import without its file (`importCsv` reads that). */
 export interface ImportRow {
   id: string;
   platform_id: string;
   status: ImportStatus;
   file_name: string | null;
-  csv: string | null;
   total: number;
   processed: number;
+  /** Offset in the CSV where row `processed` starts; null: count from the header. */
+  resume_at: number | null;
   successful: number;
   failed: number;
   created_at: Date;
@@ -62,14 +65,23 @@ export class StaleProgress extends Error {
   }
 }
 
-export async function insertImport(trx: Trx, row: Omit<ImportRow, 'processed' | 'successful' | 'failed'>): Promise<void> {
+const COLUMNS = ['id', 'platform_id', 'status', 'file_name', 'total', 'processed', 'resume_at', 'successful', 'failed', 'created_at', 'updated_at', 'completed_at'] as const;
+
+export async function insertImport(trx: Trx, row: Omit<ImportRow, 'processed' | 'resume_at' | 'successful' | 'failed'> & { csv: string }): Promise<void> {
   await trx.insertInto('bulk_imports').values(row).execute();
 }
 
+/** The import without its file, which progress polls have no use for. */
 export async function findImport(ex: Executor, platformId: string | null, id: string): Promise<ImportRow | undefined> {
-  let query = ex.selectFrom('bulk_imports').selectAll().where('id', '=', id);
+  let query = ex.selectFrom('bulk_imports').select(COLUMNS).where('id', '=', id);
   if (platformId) query = query.where('platform_id', '=', platformId);
   return query.executeTakeFirst();
+}
+
+/** The stored CSV; null once the import has ended. */
+export async function importCsv(ex: Executor, id: string): Promise<string | null> {
+  const row = await ex.selectFrom('bulk_imports').select('csv').where('id', '=', id).executeTakeFirst();
+  return row?.csv ?? null;
 }
 
 export async function markProcessing(ex: Executor, id: string, now: Date): Promise<void> {
@@ -78,13 +90,17 @@ export async function markProcessing(ex: Executor, id: string, now: Date): Promi
 
 /**
  * Records row `index` (0-based) as done, in the transaction that did its work: only when it is
- * the next row, so a row is counted, and its customer created, exactly once.
+ * the next row, so a row is counted, and its customer created, exactly once. `next` is where the
+ * following row starts in the CSV; it moves with the count, so a run that dies resumes at the
+ * first row not counted.
  */
-export async function advance(trx: Trx, id: string, index: number, ok: boolean, now: Date): Promise<void> {
+export async function advance(trx: Trx, id: string, step: { index: number; next: number; ok: boolean }, now: Date): Promise<void> {
+  const { index, next, ok } = step;
   const result = await trx
     .updateTable('bulk_imports')
     .set({
       processed: sql`processed + 1`,
+      resume_at: next,
       successful: ok ? sql`successful + 1` : sql`successful`,
       failed: ok ? sql`failed` : sql`failed + 1`,
       updated_at: now,
@@ -118,6 +134,6 @@ export async function finishImport(trx: Trx, id: string, now: Date): Promise<Imp
     .where('id', '=', id)
     .where('status', '=', 'PROCESSING')
     .whereRef('processed', '=', 'total')
-    .returningAll()
+    .returning(COLUMNS)
     .executeTakeFirst();
 }

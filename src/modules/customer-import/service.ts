@@ -10,7 +10,7 @@ import { transact } from '../../db/transact.js';
 import type { UploadedFile } from '../../http/multipart.js';
 import type { CustomerService } from '../customers/service.js';
 import type { Platform, PlatformService } from '../platform/service.js';
-import { CsvSyntaxError, parseCsv } from './csv.js';
+import { CsvSyntaxError, csvRecords, type CsvRecord } from './csv.js';
 import * as repo from './repository.js';
 import type { ImportRow, RowError } from './repository.js';
 import { CSV_COLUMNS, customerFromRow, HEADER_REQUIRED, toColumn } from './rows.js';
@@ -23,6 +23,12 @@ export const IMPORT_JOB = 'customers.bulk-import';
  * since the other jobs of the runner's round (other platforms' payments among them) end with it.
  */
 const RUN_BUDGET_MS = 2_000;
+/**
+ * Runs one process does at once (each holds its file, up to BULK_IMPORT_MAX_BYTES, in memory);
+ * an import over the limit is scheduled again a run budget later. The runner claims up to 160
+ * jobs in a round, and without a limit as many imports could be held at once.
+ */
+const PARALLEL_RUNS = 4;
 /** Errors carried in the BULK_UPLOAD.* webhook; the job resource lists them all. */
 const WEBHOOK_ERRORS = 100;
 const CSV_TYPES = new Set(['text/csv', 'application/csv', 'text/plain', 'application/vnd.ms-excel', 'application/octet-stream']);
@@ -36,10 +42,12 @@ export interface CustomerImportDeps {
   maxBytes: number;
   maxRows: number;
   wakeWebhooks?: () => void;
+  /** How long one job run imports rows before it schedules the rest (default 2 s; tests shorten it). */
+  runBudgetMs?: number;
 }
 
-/** The file as text records, checked as a whole: encoding, header and row count. */
-function readCsv(file: UploadedFile | undefined, maxRows: number): { header: string[]; rows: string[][]; text: string } {
+/** The file as text, checked as a whole: encoding, syntax, header and row count. */
+function readCsv(file: UploadedFile | undefined, maxRows: number): { rows: number; text: string } {
   if (!file?.bytes) throw invalidInput('file', 'a CSV file is required, in the `file` field', 'required');
   if (file.size === 0) throw invalidInput('file', 'the file is empty', 'minSize');
   if (!CSV_TYPES.has(file.declaredType)) throw invalidInput('file', `the file must be CSV (text/csv), not ${file.declaredType}`, 'fileType');
@@ -50,17 +58,21 @@ function readCsv(file: UploadedFile | undefined, maxRows: number): { header: str
     throw invalidInput('file', 'the file is not UTF-8 text', 'encoding');
   }
   if (text.includes('\u0000')) throw invalidInput('file', 'the file is not text', 'encoding');
-  const records = parseRecords(text);
-  const [header = [], ...rows] = records;
+  const { header, rows } = countRecords(text);
   checkHeader(header.map((h) => h.trim()));
-  if (rows.length === 0) throw invalidInput('file', 'the file has a header but no customer rows', 'minItems');
-  if (rows.length > maxRows) throw invalidInput('file', `the file has ${rows.length} rows; at most ${maxRows} are accepted in one import`, 'maxItems');
-  return { header: header.map((h) => h.trim()), rows, text };
+  if (rows === 0) throw invalidInput('file', 'the file has a header but no customer rows', 'minItems');
+  if (rows > maxRows) throw invalidInput('file', `the file has ${rows} rows; at most ${maxRows} are accepted in one import`, 'maxItems');
+  return { rows, text };
 }
 
-function parseRecords(text: string): string[][] {
+/** The header and the number of rows after it; the rows are read and let go, one at a time. */
+function countRecords(text: string): { header: string[]; rows: number } {
   try {
-    return parseCsv(text);
+    const records = csvRecords(text);
+    const header = records.next().value?.values ?? [];
+    let rows = 0;
+    for (const _ of records) rows++;
+    return { header, rows };
   } catch (error) {
     if (error instanceof CsvSyntaxError) throw invalidInput('file', `the CSV is malformed on line ${error.line}: ${error.message}`, 'format');
     throw error;
@@ -85,6 +97,25 @@ function rowError(rowNumber: number, platformCustomerId: string | undefined, cod
   return { rowNumber, correlationId: platformCustomerId || `row ${rowNumber}`, code, message, details: { row: rowNumber, ...(field && { field }), errors } };
 }
 
+/** A data row: its 0-based index and its record (which says where the next one starts). */
+interface RowAt {
+  index: number;
+  record: CsvRecord;
+}
+
+/**
+ * The header's columns, and the rows from row `processed` on: read from the offset stored with
+ * the count, so rows done by earlier runs are not parsed again. An import counted before the
+ * offset was stored has none, and skips `processed` rows.
+ */
+function rowsFrom(csv: string, job: ImportRow): { columns: string[]; rows: Iterable<CsvRecord> } {
+  const records = csvRecords(csv);
+  const columns = (records.next().value as CsvRecord).values.map((h) => h.trim());
+  if (job.resume_at !== null) return { columns, rows: csvRecords(csv, job.resume_at) };
+  for (let skipped = 0; skipped < job.processed; skipped++) records.next();
+  return { columns, rows: records };
+}
+
 function present(row: ImportRow, errors: RowError[]): ImportJobView {
   return {
     id: row.id,
@@ -98,6 +129,9 @@ function present(row: ImportRow, errors: RowError[]): ImportJobView {
 export function createCustomerImport(deps: CustomerImportDeps) {
   const { database, clock } = deps;
   const { db } = database;
+  const runBudgetMs = deps.runBudgetMs ?? RUN_BUDGET_MS;
+  /** Imports this process is running now. */
+  let running = 0;
 
   /** POST /customers/bulk/csv: checks the file, stores it with its job, and answers at once. */
   async function accept(ctx: ServiceContext<Platform>, file: UploadedFile | undefined): Promise<ImportAccepted> {
@@ -106,7 +140,7 @@ export function createCustomerImport(deps: CustomerImportDeps) {
     const now = clock.now(platform);
     const id = newId('Job');
     return ctx.tx(async (trx) => {
-      await repo.insertImport(trx, { id, platform_id: platform.id, status: 'PENDING', file_name: file!.fileName, csv: text, total: rows.length, created_at: now, updated_at: now, completed_at: null });
+      await repo.insertImport(trx, { id, platform_id: platform.id, status: 'PENDING', file_name: file!.fileName, csv: text, total: rows, created_at: now, updated_at: now, completed_at: null });
       await enqueueJobs(trx, platform, [{ kind: IMPORT_JOB, payload: { importId: id }, maxAttempts: 20 }], clock);
       return { jobId: id, status: 'PENDING' as const };
     });
@@ -119,10 +153,10 @@ export function createCustomerImport(deps: CustomerImportDeps) {
   }
 
   /** Records a refused row with its progress step; false when another process got there first. */
-  async function recordFailure(platform: Platform, importId: string, index: number, error: RowError): Promise<boolean> {
+  async function recordFailure(platform: Platform, importId: string, row: RowAt, error: RowError): Promise<boolean> {
     try {
       await transact(db, async (trx) => {
-        await repo.advance(trx, importId, index, false, clock.now(platform));
+        await repo.advance(trx, importId, { index: row.index, next: row.record.next, ok: false }, clock.now(platform));
         await repo.insertRowError(trx, importId, error);
       });
       return true;
@@ -133,17 +167,18 @@ export function createCustomerImport(deps: CustomerImportDeps) {
   }
 
   /** Imports one row: the customer and the progress step commit together. False: stop, another process has it. */
-  async function importRow(platform: Platform, importId: string, header: string[], values: string[], index: number, lastTry: boolean): Promise<boolean> {
-    const rowNumber = index + 1;
+  async function importRow(platform: Platform, importId: string, header: string[], row: RowAt, lastTry: boolean): Promise<boolean> {
+    const { values } = row.record;
+    const rowNumber = row.index + 1;
     const { body, problems } = customerFromRow(header, values);
     const platformCustomerId = body?.platformCustomerId ?? values[header.indexOf('platformCustomerId')]?.trim();
-    if (!body) return recordFailure(platform, importId, index, rowError(rowNumber, platformCustomerId, 'INVALID_INPUT', `${problems[0].field}: ${problems[0].message}`, problems));
+    if (!body) return recordFailure(platform, importId, row, rowError(rowNumber, platformCustomerId, 'INVALID_INPUT', `${problems[0].field}: ${problems[0].message}`, problems));
     const ctx: ServiceContext<Platform> = {
       platform,
       tx: (work) =>
         transact(db, async (trx) => {
           const result = await work(trx);
-          await repo.advance(trx, importId, index, true, clock.now(platform));
+          await repo.advance(trx, importId, { index: row.index, next: row.record.next, ok: true }, clock.now(platform));
           return result;
         }),
     };
@@ -156,10 +191,10 @@ export function createCustomerImport(deps: CustomerImportDeps) {
         // Unexpected failures retry the job; on its last try the row is refused so the import can end.
         if (!lastTry) throw error;
         deps.log.error({ err: error, importId, row: rowNumber }, 'bulk import row failed unexpectedly');
-        return recordFailure(platform, importId, index, rowError(rowNumber, platformCustomerId, 'INTERNAL_ERROR', 'unexpected error; the details are in the server log', []));
+        return recordFailure(platform, importId, row, rowError(rowNumber, platformCustomerId, 'INTERNAL_ERROR', 'unexpected error; the details are in the server log', []));
       }
       const errors = ((error.details?.errors as FieldError[] | undefined) ?? []).map(toColumn);
-      return recordFailure(platform, importId, index, rowError(rowNumber, platformCustomerId, error.code, error.message, errors));
+      return recordFailure(platform, importId, row, rowError(rowNumber, platformCustomerId, error.code, error.message, errors));
     }
   }
 
@@ -173,23 +208,40 @@ export function createCustomerImport(deps: CustomerImportDeps) {
     deps.wakeWebhooks?.();
   }
 
-  /** The job: rows from where the last run stopped, for at most RUN_BUDGET_MS, then the rest in a new job. */
+  /** Schedules the import's next run as a new job, which any process may take. */
+  async function continueLater(platform: Platform, importId: string, delayMs = 0): Promise<void> {
+    const runAt = new Date(clock.now(platform).getTime() + delayMs);
+    await transact(db, (trx) => enqueueJobs(trx, platform, [{ kind: IMPORT_JOB, payload: { importId }, runAt, maxAttempts: 20 }], clock));
+  }
+
+  /** The job: imports rows for a run budget, unless this process already runs PARALLEL_RUNS imports. */
   async function run(importId: string, lastTry = false): Promise<void> {
     const job = await repo.findImport(db, null, importId);
     const platform = job && (await deps.platforms.get(job.platform_id));
-    if (!job || !platform || job.status === 'COMPLETED' || job.status === 'FAILED' || job.csv === null) return;
-    await repo.markProcessing(db, importId, clock.now(platform));
-    const [header, ...rows] = parseCsv(job.csv);
-    const columns = header.map((h) => h.trim());
-    const deadline = clock.realNowMs() + RUN_BUDGET_MS;
-    for (let index = job.processed; index < rows.length; index++) {
-      if (clock.realNowMs() > deadline) {
-        await transact(db, (trx) => enqueueJobs(trx, platform, [{ kind: IMPORT_JOB, payload: { importId }, maxAttempts: 20 }], clock));
-        return;
-      }
-      if (!(await importRow(platform, importId, columns, rows[index], index, lastTry))) return;
+    if (!job || !platform || job.status === 'COMPLETED' || job.status === 'FAILED') return;
+    if (running >= PARALLEL_RUNS) return continueLater(platform, importId, runBudgetMs);
+    running++;
+    try {
+      await importRows(platform, job, lastTry);
+    } finally {
+      running--;
     }
-    await finish(platform, importId);
+  }
+
+  /** Rows from where the last run stopped until the budget is spent (one at least), then the rest in a new job. */
+  async function importRows(platform: Platform, job: ImportRow, lastTry: boolean): Promise<void> {
+    const csv = await repo.importCsv(db, job.id);
+    if (csv === null) return;
+    await repo.markProcessing(db, job.id, clock.now(platform));
+    const { columns, rows } = rowsFrom(csv, job);
+    const deadline = clock.realNowMs() + runBudgetMs;
+    let index = job.processed;
+    for (const record of rows) {
+      if (!(await importRow(platform, job.id, columns, { index, record }, lastTry))) return;
+      index++;
+      if (index < job.total && clock.realNowMs() > deadline) return continueLater(platform, job.id);
+    }
+    await finish(platform, job.id);
   }
 
   function registerJobs(jobs: JobRunner): void {
