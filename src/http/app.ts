@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isUtf8 } from 'node:buffer';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -31,7 +32,7 @@ import { documentCommonErrors, ErrorEnvelope } from './common-schemas.js';
 import { installReadCoalescing } from './coalescing.js';
 import { clientErrors, envelope, frameworkErrors, installErrorHandling } from './errors.js';
 import { settleWithin } from './deadline.js';
-import { invalidInput, type ServiceError } from '../core/errors.js';
+import { invalidInput, ServiceError } from '../core/errors.js';
 import { documentIdempotencyKey, installIdempotency } from './idempotency.js';
 import { installMetrics } from './metrics.js';
 import { lazyRequestLogger } from './request-logger.js';
@@ -117,6 +118,12 @@ function urlProblem(url: string): ServiceError | undefined {
   }
 }
 
+/** Request bodies are read as sent: a compressed one would be parsed as if it were not. */
+function encodingProblem(encoding: string | undefined): ServiceError | undefined {
+  if (encoding === undefined || encoding.trim().toLowerCase() === 'identity') return undefined;
+  return new ServiceError('UNSUPPORTED_MEDIA_TYPE', `request bodies are not decompressed: send them without Content-Encoding (got ${encoding.slice(0, 50)})`);
+}
+
 export async function buildHttpApp(deps: CoreDeps, services: Services, options: { logger: Logger | false }): Promise<FastifyInstance> {
   const { config } = deps;
   const untyped = Fastify({
@@ -143,13 +150,20 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const app = untyped as unknown as FastifyInstance;
+  // Node drops header lines past 2,000 without a word (an Authorization after them looked
+  // missing); the 16 KiB limit on the header section bounds them anyway.
+  app.server.maxHeadersCount = 0;
   app.addSchema({ ...ErrorEnvelope, $id: 'ErrorEnvelope' });
   // The API speaks JSON only (multipart is added per route where files are uploaded). An empty
   // body with a JSON content type is no body (clients send the header on DELETE too).
   app.removeContentTypeParser(['text/plain', 'application/json']);
   const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string;
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1].toLowerCase();
+    if (charset && charset !== 'utf-8' && charset !== 'utf8') return done(new ServiceError('UNSUPPORTED_MEDIA_TYPE', 'send JSON as UTF-8 (charset=utf-8, or no charset)'), undefined);
+    // Decoded leniently, bytes that are not UTF-8 would be stored as U+FFFD without a word.
+    if (!isUtf8(body as Buffer)) return done(invalidInput('body', 'the body is not UTF-8 text', 'encoding'), undefined);
+    const text = (body as Buffer).toString('utf8');
     if (text === '') return done(null, undefined);
     if (text.includes('\\u0000') && ESCAPED_NUL.test(text)) return done(invalidInput('body', 'text must not contain NUL characters (\\u0000)', 'format'), undefined);
     parseJson(request, text, (error, value) => {
@@ -174,7 +188,7 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
       return;
     }
     if (request.url.startsWith(API_PREFIX)) reply.header('cache-control', 'no-store');
-    done(urlProblem(request.url));
+    done(urlProblem(request.url) ?? encodingProblem(request.headers['content-encoding']));
   });
   installErrorHandling(app);
   const metrics = installMetrics(app, deps.database);

@@ -81,7 +81,8 @@ export function installAuth(
     if (!platform) throw unauthorized('invalid client id or client secret');
     request.platform = platform;
     request.principal = { kind: 'token', tokenId: token.tokenId, permissions: token.permissions };
-    const needed = request.routeOptions.config.permission ?? (request.method === 'GET' ? 'VIEW' : 'MANAGE');
+    const reading = request.method === 'GET' || request.method === 'HEAD';
+    const needed = request.routeOptions.config.permission ?? (reading ? 'VIEW' : 'MANAGE');
     if (!grants(token.permissions, needed)) {
       throw new ServiceError('PERMISSION_DENIED', `this API token lacks the ${needed} permission`);
     }
