@@ -1,0 +1,62 @@
+import { connect } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiClient, basicAuth, startTestApp, type TestApp, type TestPlatform } from './support/app.js';
+
+/** HTTP as clients send it: methods, charsets, encodings, header counts (docs/api/platform.md, "HTTP details"). */
+let t: TestApp;
+let p: TestPlatform;
+
+beforeAll(async () => {
+  t = await startTestApp();
+  p = await t.createPlatform();
+});
+afterAll(() => t.close());
+
+describe('HEAD', () => {
+  it('needs the permission GET needs, and answers GET\'s status and headers without the body', async () => {
+    const token = await p.api.post('/tokens', { name: 'viewer', permissions: ['VIEW'] });
+    const viewer = apiClient(t.corridor, { clientId: token.body.clientId, clientSecret: token.body.clientSecret });
+    const got = await viewer.get('/config');
+    const head = await viewer.request({ method: 'HEAD', path: '/config' });
+    expect(head.status).toBe(200);
+    expect(head.body).toBe('');
+    expect(head.headers['content-type']).toBe(got.headers['content-type']);
+    expect((await viewer.request({ method: 'HEAD', path: '/tokens' })).status).toBe(200);
+  });
+});
+
+describe('requests', () => {
+  it('carry UTF-8 JSON: other bytes are 400, another charset or a Content-Encoding 415, not read as something else', async () => {
+    const latin1 = Buffer.from('{"name":"Jos\xe9 Pe\xf1a","permissions":["VIEW"]}', 'latin1');
+    const notUtf8 = await p.api.request({ method: 'POST', path: '/tokens', body: latin1, headers: { 'content-type': 'application/json' } });
+    expect(notUtf8.status).toBe(400);
+    expect(notUtf8.body).toMatchObject({ code: 'INVALID_INPUT', details: { errors: [{ field: 'body', constraint: 'encoding' }] } });
+    const declared = await p.api.request({ method: 'POST', path: '/tokens', body: latin1, headers: { 'content-type': 'application/json; charset=iso-8859-1' } });
+    expect(declared.status).toBe(415);
+    expect(declared.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    const compressed = await p.api.request({
+      method: 'POST',
+      path: '/tokens',
+      body: gzipSync('{"name":"zipped","permissions":["VIEW"]}'),
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    });
+    expect(compressed.status).toBe(415);
+    expect(compressed.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    const utf8 = Buffer.from('{"name":"José Peña","permissions":["VIEW"]}', 'utf8');
+    const created = await p.api.request({ method: 'POST', path: '/tokens', body: utf8, headers: { 'content-type': 'application/json; charset=UTF-8', 'content-encoding': 'identity' } });
+    expect(created.status).toBe(201);
+    expect(created.body.name).toBe('José Peña');
+  });
+
+  it('take an Authorization header after 2,000 other header lines', async () => {
+    const address = await t.corridor.app.listen({ host: '127.0.0.1', port: 0 });
+    const socket = connect(Number(new URL(address).port), '127.0.0.1');
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk.toString()));
+    const filler = Array.from({ length: 2_100 }, (_, i) => `x${i}: 1\r\n`).join('');
+    socket.write(`GET /2025-10-13/config HTTP/1.1\r\nHost: x\r\n${filler}Authorization: ${basicAuth(p.credentials)}\r\nConnection: close\r\n\r\n`);
+    await new Promise((resolve) => socket.on('close', resolve));
+    expect(answer).toMatch(/^HTTP\/1\.1 200/);
+  });
+});
