@@ -1,6 +1,6 @@
 import { PubKeyResponse } from '@uma-sdk/core';
 import type { Clock } from '../../core/clock.js';
-import { setBounded } from '../../core/collections.js';
+import { setBounded, singleFlight } from '../../core/collections.js';
 import { fetchFor, guardRefusalOf, readCapped, ResponseTooLargeError } from '../../core/outbound.js';
 
 /** How counterparty calls are made. */
@@ -114,7 +114,7 @@ export function createKeyDirectory(
 ) {
   const cache = new Map<string, { keys: CounterpartyKeys; expiresAtMs: number }>();
   const failures = new Map<string, { error: CounterpartyError; untilMs: number }>();
-  const pending = new Map<string, Promise<CounterpartyKeys>>();
+  const fetching = singleFlight<string, CounterpartyKeys>();
 
   function remember(domain: string, keys: CounterpartyKeys, expiresAtMs: number): void {
     if (expiresAtMs > clock.realNowMs()) setBounded(cache, domain, { keys, expiresAtMs }, maxDomains);
@@ -146,23 +146,15 @@ export function createKeyDirectory(
     return undefined;
   }
 
-  function fetchOnce(domain: string): Promise<CounterpartyKeys> {
-    const inFlight = pending.get(domain);
-    if (inFlight) return inFlight;
-    const fetching = fetchKeys(domain)
-      .then(
-        (keys) => {
-          failures.delete(domain);
-          return keys;
-        },
-        (error: unknown) => {
-          if (error instanceof CounterpartyError) setBounded(failures, domain, { error, untilMs: clock.realNowMs() + failureMemoryMs }, maxDomains);
-          throw error;
-        },
-      )
-      .finally(() => pending.delete(domain));
-    pending.set(domain, fetching);
-    return fetching;
+  async function fetchRemembering(domain: string): Promise<CounterpartyKeys> {
+    try {
+      const keys = await fetchKeys(domain);
+      failures.delete(domain);
+      return keys;
+    } catch (error) {
+      if (error instanceof CounterpartyError) setBounded(failures, domain, { error, untilMs: clock.realNowMs() + failureMemoryMs }, maxDomains);
+      throw error;
+    }
   }
 
   return {
@@ -179,7 +171,7 @@ export function createKeyDirectory(
       }
       const failure = recentFailure(domain);
       if (failure) throw failure;
-      return { keys: await fetchOnce(domain), cached: false };
+      return { keys: await fetching(domain, () => fetchRemembering(domain)), cached: false };
     },
   };
 }

@@ -1,6 +1,6 @@
 import { createRemoteJWKSet, customFetch, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import { fetchFor, guardRefusalOf, privateTargetsAllowed, readCapped, ResponseTooLargeError } from '../../core/outbound.js';
-import { setBounded } from '../../core/collections.js';
+import { setBounded, singleFlight } from '../../core/collections.js';
 import type { OidcIssuerSettings } from '../platform/embedded-wallets.js';
 
 /** ID tokens must have been issued at most this long before the request (SPEC §8). */
@@ -91,18 +91,12 @@ export function createOidcVerifier(policy: OidcNetworkPolicy) {
   const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
   const discovered = new Map<string, { jwksUri: string; expiresAtMs: number }>();
   // One fetch per issuer at a time, as jose does for a key set: parallel tokens wait for it.
-  const discovering = new Map<string, Promise<string>>();
+  const discovering = singleFlight<string, string>();
 
   function discover(issuer: string, allowPrivate: boolean): Promise<string> {
     const hit = discovered.get(issuer);
     if (hit && hit.expiresAtMs > Date.now()) return Promise.resolve(hit.jwksUri);
-    const key = `${allowPrivate}|${issuer}`;
-    let pending = discovering.get(key);
-    if (!pending) {
-      pending = fetchDiscovery(issuer, allowPrivate).finally(() => discovering.delete(key));
-      discovering.set(key, pending);
-    }
-    return pending;
+    return discovering(`${allowPrivate}|${issuer}`, () => fetchDiscovery(issuer, allowPrivate));
   }
 
   async function fetchDiscovery(issuer: string, allowPrivate: boolean): Promise<string> {
