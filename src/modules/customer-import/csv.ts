@@ -100,8 +100,3 @@ export function* csvRecords(text: string, from = 0): Generator<CsvRecord> {
     if (record.values.length > 1 || record.values[0] !== '') yield { values: record.values, next: record.next };
   }
 }
-
-/** The whole text's records as arrays of strings (see `csvRecords`). */
-export function parseCsv(text: string): string[][] {
-  return Array.from(csvRecords(text), (record) => record.values);
-}

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { expectError } from '../../../test/support/quotes.js';
 import { expectStatus, multipart, PNG, sendForm } from '../../../test/support/verification.js';
-import { parseCsv } from './csv.js';
 
 let t: TestApp;
 let p: TestPlatform;
@@ -162,15 +161,5 @@ describe('POST /customers/bulk/csv', () => {
     expectError(await p.api.get('/customers/bulk/jobs/Job:nope'), 404, 'BULK_UPLOAD_JOB_NOT_FOUND');
     expect((await t.anonymous.get(`/customers/bulk/jobs/${accepted.jobId}`)).status).toBe(401);
     await runJobs(p);
-  });
-});
-
-describe('parseCsv', () => {
-  it('reads quotes, doubled quotes, line breaks in quotes, CRLF and a byte-order mark', () => {
-    expect(parseCsv('\ufeffa,b\r\n"x, y","say ""hi"""\n"two\nlines",\n\n')).toEqual([
-      ['a', 'b'],
-      ['x, y', 'say "hi"'],
-      ['two\nlines', ''],
-    ]);
   });
 });
