@@ -173,10 +173,10 @@ export function createAccountService(deps: AccountServiceDeps) {
    * the time the ledger gave the change (which orders an account's events), not the clock's.
    */
   async function emitBalanceUpdates(trx: Trx, platform: PlatformRef, changes: BalanceChange[]): Promise<void> {
-    const accounts = await accountsById(trx, platform.id, changes.map((c) => c.accountId));
     const byId = new Map(changes.map((c) => [c.accountId, c]));
-    const events = accounts.map((account) => ({ type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED' as const, data: view(platform, account, byId.get(account.id)!) }));
-    const rows = eventRows(platform, events, clock).map((row, i) => ({ ...row, created_at: byId.get(accounts[i].id)!.updatedAt }));
+    const changed = (await accountsById(trx, platform.id, [...byId.keys()])).map((account) => ({ account, change: byId.get(account.id)! }));
+    const events = changed.map(({ account, change }) => ({ type: 'INTERNAL_ACCOUNT.BALANCE_UPDATED' as const, data: view(platform, account, change) }));
+    const rows = eventRows(platform, events, clock).map((row, i) => ({ ...row, created_at: changed[i].change.updatedAt }));
     await addToOutbox(trx, { events: rows });
   }
 
