@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI, ensureBuilt, ROOT } from '../../test/support/server-process.js';
 import { lockDataDir } from './data-dir-lock.js';
@@ -22,32 +23,52 @@ function deadPid(): number {
 }
 
 /**
- * Starts `count` processes that all try to lock `location` at the same instant (each waits for
- * the same wall-clock moment, the last milliseconds in a busy loop), hold what they got for a
- * moment, and say whether they got it.
+ * Starts `count` processes that all try to lock `location` at the same instant and say whether
+ * they got it. Each loads the module, says it is ready, and is then sent one wall-clock moment for
+ * all (which it waits for, the last milliseconds in a busy loop); each holds what it got until all
+ * have answered, so a slow process cannot take a lock that a faster one has already let go.
  */
 async function contend(location: string, count: number): Promise<string[]> {
   const module = join(ROOT, 'dist/db/data-dir-lock.js');
-  const at = Date.now() + 1_500;
   const script = `
+    import { createInterface } from 'node:readline';
     const { lockDataDir } = await import(${JSON.stringify(module)});
-    await new Promise((r) => setTimeout(r, Math.max(0, ${at} - 30 - Date.now())));
-    while (Date.now() < ${at});
+    const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+    console.log('ready');
+    const at = Number((await lines.next()).value);
+    await new Promise((r) => setTimeout(r, Math.max(0, at - 30 - Date.now())));
+    while (Date.now() < at);
     let outcome;
     try { lockDataDir(${JSON.stringify(location)}); outcome = 'locked'; } catch (e) { outcome = e.message.includes('in use') ? 'refused' : 'error: ' + e.message; }
     console.log(outcome);
-    await new Promise((r) => setTimeout(r, 300));`;
-  const runs = Array.from({ length: count }, () => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (chunk) => (out += chunk));
-    return new Promise<string>((resolve) => child.on('exit', () => resolve(out.trim())));
+    await lines.next(); // the end of stdin: everyone has answered`;
+  const children = Array.from({ length: count }, () => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const lines: string[] = [];
+    let waiting: (() => void) | undefined;
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      lines.push(line);
+      waiting?.();
+    });
+    const nthLine = (n: number) => new Promise<string>((resolve) => {
+      const check = () => lines.length >= n && resolve(lines[n - 1]);
+      waiting = check;
+      check();
+    });
+    const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+    return { child, nthLine, exited };
   });
-  return Promise.all(runs);
+  await Promise.all(children.map((c) => c.nthLine(1)));
+  const at = Date.now() + 200;
+  for (const { child } of children) child.stdin!.write(`${at}\n`);
+  const outcomes = await Promise.all(children.map((c) => c.nthLine(2)));
+  for (const { child } of children) child.stdin!.end();
+  await Promise.all(children.map((c) => c.exited));
+  return outcomes;
 }
 
 describe('PGlite data directory lock', () => {
-  it('goes to exactly one of several processes that open the directory at the same moment, also past a dead process\'s lock', { timeout: 60_000 }, async () => {
+  it('goes to exactly one of several processes that open the directory at the same moment, also past a dead process\'s lock', async () => {
     ensureBuilt();
     expect(existsSync(CLI)).toBe(true);
     const dead = deadPid();
