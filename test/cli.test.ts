@@ -164,7 +164,7 @@ describe('corridor CLI', () => {
     const badPermission = await cli(['token', 'create', '--platform', platform.platformId, '--permissions', 'ROOT']);
     expect(badPermission.code).toBe(64);
     expect((await cli(['token', 'create', '--platform', platform.platformId, '--name', ''])).code).toBe(64);
-  }, 90_000); // several CLI runs, each opening the database
+  });
 });
 
 describe('corridor start', () => {
@@ -194,7 +194,7 @@ describe('corridor start', () => {
       blocker.close();
       await fresh.drop();
     }
-  }, 60_000);
+  });
 });
 
 describe('corridor start on port 0', () => {
@@ -224,7 +224,7 @@ describe('corridor start with pinned credentials', () => {
       await killServer(server);
       await fresh.drop();
     }
-  }, 60_000);
+  });
 });
 
 describe('start-up errors', () => {
@@ -235,7 +235,7 @@ describe('start-up errors', () => {
     expect(result.err).not.toContain('s3cret-pw');
   });
 
-  it('name the PGlite directory that cannot be written', { timeout: 60_000 }, async () => {
+  it('name the PGlite directory that cannot be written', async () => {
     ensureBuilt();
     const dir = mkdtempSync(join(tmpdir(), 'corridor-cli-'));
     dirs.push(dir);

@@ -164,7 +164,7 @@ async function loadAndKill(server: Server, usd: string, externals: Record<string
 }
 
 describe('SIGKILL in the middle of a load of transfer-outs', () => {
-  it('restarts with a verified ledger, no dangling hold, and every outcome delivered', { timeout: 120_000 }, async () => {
+  it('restarts with a verified ledger, no dangling hold, and every outcome delivered', { timeout: 300_000 }, async () => {
     ensureBuilt();
     const target = databaseTarget();
     const first = await startServer(target.env);

@@ -78,7 +78,7 @@ describe('error envelope', () => {
   });
 
   // Two apps of its own (on PostgreSQL, two new databases to migrate): slow on a loaded machine.
-  it('counts failures by the address X-Forwarded-For gives only when TRUST_PROXY names the proxy', { timeout: 90_000 }, async () => {
+  it('counts failures by the address X-Forwarded-For gives only when TRUST_PROXY names the proxy', async () => {
     const failUntilLimited = async (app: TestApp, from: string) => {
       const wrong = apiClient(app.corridor, { clientId: 'guesser', clientSecret: 'w'.repeat(20) });
       for (let i = 0; i < 20; i++) expect((await wrong.request({ method: 'GET', path: '/config', headers: { 'x-forwarded-for': from } })).status).toBe(401);

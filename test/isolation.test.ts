@@ -256,7 +256,7 @@ beforeAll(async () => {
   secrets = [...aIds];
   secrets.push(MARK);
   expect(secrets).toEqual(expect.arrayContaining([A.platformId, A.customer, A.usd, A.txPending, A.invitation, A.tokenClientId, A.customerUma]));
-}, 120_000);
+});
 
 afterAll(async () => {
   await t?.close();

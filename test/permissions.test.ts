@@ -63,7 +63,7 @@ beforeAll(async () => {
     expect(created.status).toBe(201);
     tokens[permission] = basicAuth({ clientId: created.body.clientId, clientSecret: created.body.clientSecret });
   }
-}, 60_000);
+});
 
 afterAll(async () => {
   await t?.close();
@@ -93,5 +93,5 @@ describe('token permissions', () => {
       }
     }
     expect(wrong).toEqual([]);
-  }, 120_000);
+  });
 });

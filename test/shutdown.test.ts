@@ -54,7 +54,7 @@ function slowPost(server: ServerProcess): Promise<Socket> {
 }
 
 describe('corridor start: stopping', () => {
-  it('a client sending its body slowly holds the shutdown only until SHUTDOWN_TIMEOUT_MS, with progress logged', { timeout: 60_000 }, async () => {
+  it('a client sending its body slowly holds the shutdown only until SHUTDOWN_TIMEOUT_MS, with progress logged', async () => {
     const server = await start({ SHUTDOWN_TIMEOUT_MS: '1500' });
     const client = await slowPost(server);
     const clientClosed = new Promise((resolve) => client.once('close', resolve));
@@ -72,7 +72,7 @@ describe('corridor start: stopping', () => {
     expect(output).toContain('shutdown limit (SHUTDOWN_TIMEOUT_MS) reached: closing the connections still open');
   });
 
-  it('a second signal while draining exits at once with 128 + its number, saying so', { timeout: 60_000 }, async () => {
+  it('a second signal while draining exits at once with 128 + its number, saying so', async () => {
     const server = await start({ SHUTDOWN_TIMEOUT_MS: '60000' });
     await slowPost(server);
     await new Promise((r) => setTimeout(r, 300));
@@ -86,7 +86,7 @@ describe('corridor start: stopping', () => {
     expect(server.output()).toContain('corridor: SIGINT while shutting down: exiting now (code 130)');
   });
 
-  it('SIGHUP stops it gracefully, like SIGTERM', { timeout: 60_000 }, async () => {
+  it('SIGHUP stops it gracefully, like SIGTERM', async () => {
     const server = await start();
     server.child.kill('SIGHUP');
     expect(await server.exited).toEqual({ code: 0, signal: null });
@@ -105,7 +105,7 @@ describe('npm start', () => {
     }
   };
 
-  it('SIGTERM to the npm process stops the server too, instead of leaving it running', { timeout: 90_000 }, async () => {
+  it('SIGTERM to the npm process stops the server too, instead of leaving it running', async () => {
     ensureBuilt();
     if (!database) {
       database = await serverDatabaseEnv();
@@ -204,7 +204,7 @@ describe('stopOnSignals', () => {
 });
 
 describe('PGlite lock file', () => {
-  it('goes when the process exits without closing the database (a failed shutdown, a second signal)', { timeout: 60_000 }, async () => {
+  it('goes when the process exits without closing the database (a failed shutdown, a second signal)', async () => {
     ensureBuilt();
     const { dataDir, cleanup } = await serverDatabaseEnv();
     cleanups.push(cleanup);
@@ -222,7 +222,7 @@ describe('PGlite lock file', () => {
 });
 
 describe.runIf(process.env.TEST_DATABASE_URL)('Corridor.close on PostgreSQL', () => {
-  it('a request waiting on a lock is cut off at the limit, and the pool closes anyway', { timeout: 30_000 }, async () => {
+  it('a request waiting on a lock is cut off at the limit, and the pool closes anyway', async () => {
     await sharedTestDatabase();
     const corridor = await createCorridor({ config: testConfig({ databaseUrl: workerDatabaseUrl(), shutdownTimeoutMs: 500 }), logger: false });
     const { token } = await createPlatformWithToken(corridor.services, { name: 'Locked', mode: 'SANDBOX', isRegulatedFinancialInstitution: false }, corridor.database);

@@ -231,7 +231,7 @@ describe('durable job runner', () => {
     expect(left).toHaveLength(2);
   });
 
-  it('running a platform\'s due jobs returns when one stays leased by another process', { timeout: 10_000 }, async () => {
+  it('running a platform\'s due jobs returns when one stays leased by another process', async () => {
     const { platform } = await t.createPlatform();
     const { database, log } = t.corridor;
     const runner = new JobRunner({ database, clock: systemNow() as never, log });
@@ -253,7 +253,7 @@ describe('durable job runner', () => {
 });
 
 describe('polling while the database is down', () => {
-  it('logs the first failed poll, backs off instead of polling every 250 ms, and logs the recovery', { timeout: 20_000 }, async () => {
+  it('logs the first failed poll, backs off instead of polling every 250 ms, and logs the recovery', async () => {
     const { database, state } = outage(t.corridor.database);
     const { log, lines } = capturingLogger();
     const runner = new JobRunner({ database, clock: systemNow() as never, log, pollIntervalMs: 20 });

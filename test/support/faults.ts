@@ -66,5 +66,5 @@ export async function expectBackoffWhileDown(
   expect(errors.map((l) => l.msg)).toEqual([messages.failed]);
   expect(errors[0].fields.err).toMatchObject({ code: 'ECONNREFUSED' });
   state.down = false;
-  await expect.poll(() => lines.map((l) => l.msg), { timeout: 8_000 }).toContain(messages.recovered);
+  await expect.poll(() => lines.map((l) => l.msg), { timeout: 30_000 }).toContain(messages.recovered);
 }

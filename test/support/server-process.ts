@@ -81,7 +81,7 @@ export function spawnServer(env: Record<string, string>, options: { command?: st
   child.stdout!.on('data', collect);
   child.stderr!.on('data', collect);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => child.once('exit', (code, signal) => done({ code, signal })));
-  const waitForOutput = (pattern: RegExp, timeoutMs = 10_000) =>
+  const waitForOutput = (pattern: RegExp, timeoutMs = 60_000) =>
     new Promise<void>((resolveWait, reject) => {
       const check = () => {
         if (!pattern.test(output)) return;
@@ -111,7 +111,7 @@ export async function startServerProcess(env: Record<string, string>, options: {
     if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`server exited early:\n${server.output()}`);
     const up = await fetch(`${origin}/healthz`).then((r) => r.ok, () => false);
     if (up) return { ...server, origin, port };
-    if (i > 600) {
+    if (i > 1_800) {
       server.child.kill('SIGKILL');
       throw new Error(`server did not start:\n${server.output()}`);
     }

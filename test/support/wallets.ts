@@ -118,7 +118,7 @@ export async function holdTransaction(t: TestApp, hold: (trx: Trx) => Promise<vo
   });
   const pid = await holder;
   return {
-    async waiters(n: number, timeoutMs = 5_000): Promise<boolean> {
+    async waiters(n: number, timeoutMs = 30_000): Promise<boolean> {
       for (const end = Date.now() + timeoutMs; Date.now() < end; await new Promise((r) => setTimeout(r, 10))) {
         // Waiters queue behind each other for a row: count the whole chain.
         const { rows } = await sql<{ n: number }>`

@@ -77,7 +77,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     setDefault: (responder) => {
       fallback = typeof responder === 'function' ? responder : () => responder;
     },
-    waitForRequests(count, timeoutMs = 5_000) {
+    waitForRequests(count, timeoutMs = 30_000) {
       if (receiver.requests.length >= count) return Promise.resolve(receiver.requests);
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`expected ${count} webhook requests, got ${receiver.requests.length}`)), timeoutMs);

@@ -47,7 +47,7 @@ async function cli(args: string[], env: Record<string, string>) {
 }
 
 describe('corridor verification (the operator resolves manual reviews)', () => {
-  it('lists verifications waiting for review and approves one', { timeout: 120_000 }, async () => {
+  it('lists verifications waiting for review and approves one', async () => {
     const env = await databaseEnv();
     const { verification, customerId } = await withPlatform(env, async (p) => {
       const customer = await completeIndividual(p, 'Olga Operator');

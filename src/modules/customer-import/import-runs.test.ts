@@ -60,7 +60,7 @@ describe('bulk import runs', () => {
       expect(found, `run-${i}`).toHaveLength(1);
       expect(found[0]).toMatchObject({ fullName: `Zoë 🙂 "${i}"`, address: { line1: `${i} Main St,\r\nApt "B"` } });
     }
-  }, 180_000);
+  }, 300_000);
 
   it('a process runs at most four imports at once; a fifth is scheduled for later', async () => {
     const p = await t.createPlatform();
