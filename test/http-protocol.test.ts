@@ -26,6 +26,36 @@ describe('HEAD', () => {
   });
 });
 
+describe('methods', () => {
+  it('a method a path does not take is 405 with Allow, before authentication; an unknown path stays 404', async () => {
+    const cases = [
+      ['DELETE', '/quotes', 'POST'],
+      ['PUT', '/customers', 'GET, HEAD, POST'],
+      ['POST', '/customers/Customer:nope', 'GET, HEAD, PATCH, DELETE'],
+      ['HEAD', '/quotes/Quote:nope/execute', 'POST'],
+      ['OPTIONS', '/config', 'GET, HEAD, PATCH'],
+    ] as const;
+    for (const [method, path, allow] of cases) {
+      for (const client of [p.api, t.anonymous]) {
+        const response = await client.request({ method, path });
+        expect(response.status, `${method} ${path}`).toBe(405);
+        expect(response.headers.allow, `${method} ${path}`).toBe(allow);
+        expect(response.headers).toMatchObject({ 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
+        if (method !== 'HEAD') expect(response.body).toEqual({ status: 405, code: 'METHOD_NOT_ALLOWED', message: expect.stringContaining(allow) });
+      }
+    }
+    const outside = await t.corridor.app.inject({ method: 'POST', url: '/healthz' });
+    expect(outside.statusCode).toBe(405);
+    expect(outside.headers.allow).toBe('GET, HEAD');
+    for (const method of ['GET', 'DELETE', 'OPTIONS'] as const) {
+      const unknown = await p.api.request({ method, path: '/no-such-thing' });
+      expect(unknown.status).toBe(404);
+      expect(unknown.headers.allow).toBeUndefined();
+      expect(unknown.body).toMatchObject({ status: 404, code: 'NOT_FOUND' });
+    }
+  });
+});
+
 describe('requests', () => {
   it('carry UTF-8 JSON: other bytes are 400, another charset or a Content-Encoding 415, not read as something else', async () => {
     const latin1 = Buffer.from('{"name":"Jos\xe9 Pe\xf1a","permissions":["VIEW"]}', 'latin1');
