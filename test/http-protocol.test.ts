@@ -56,6 +56,29 @@ describe('methods', () => {
   });
 });
 
+describe('paths', () => {
+  it('with a trailing slash or an empty segment are unknown paths on every route, those with a parameter included', async () => {
+    const cases = [
+      ['GET', '/config/'],
+      ['GET', '/customers/'],
+      ['DELETE', '/customers/'],
+      ['GET', '/quotes/'],
+      ['POST', '/quotes//execute'],
+      ['GET', '/customers/internal-accounts/'],
+    ] as const;
+    for (const [method, path] of cases) {
+      for (const client of [p.api, t.anonymous]) {
+        const response = await client.request({ method, path });
+        expect(response.status, `${method} ${path}`).toBe(404);
+        expect(response.body, `${method} ${path}`).toEqual({ status: 404, code: 'NOT_FOUND', message: `no route ${method} /2025-10-13${path}` });
+        expect(response.headers.allow).toBeUndefined();
+      }
+    }
+    expect((await p.api.get('/customers')).status).toBe(200);
+    expect((await p.api.get('/customers/Customer:nope')).body.code).toBe('USER_NOT_FOUND');
+  });
+});
+
 describe('requests', () => {
   it('carry UTF-8 JSON: other bytes are 400, another charset or a Content-Encoding 415, not read as something else', async () => {
     const latin1 = Buffer.from('{"name":"Jos\xe9 Pe\xf1a","permissions":["VIEW"]}', 'latin1');

@@ -30,7 +30,7 @@ import type { CoreDeps, Services } from '../services.js';
 import { documentAuthErrors, installAuth } from './auth.js';
 import { documentCommonErrors, ErrorEnvelope } from './common-schemas.js';
 import { installReadCoalescing } from './coalescing.js';
-import { clientErrors, envelope, frameworkErrors, installErrorHandling } from './errors.js';
+import { clientErrors, envelope, frameworkErrors, hasEmptySegment, installErrorHandling } from './errors.js';
 import { settleWithin } from './deadline.js';
 import { invalidInput, ServiceError } from '../core/errors.js';
 import { documentIdempotencyKey, installIdempotency } from './idempotency.js';
@@ -188,7 +188,11 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
       return;
     }
     if (request.url.startsWith(API_PREFIX)) reply.header('cache-control', 'no-store');
-    done(urlProblem(request.url) ?? encodingProblem(request.headers['content-encoding']));
+    const problem = urlProblem(request.url) ?? encodingProblem(request.headers['content-encoding']);
+    if (problem) return done(problem);
+    // Before authentication, as for any unknown path.
+    if (hasEmptySegment(request.params)) return void reply.callNotFound();
+    done();
   });
   installErrorHandling(app);
   const metrics = installMetrics(app, deps.database);

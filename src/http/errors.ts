@@ -129,11 +129,25 @@ export function installErrorHandling(app: FastifyInstance): void {
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];
-    const allowed = [...methods].filter((method) => method !== request.method && app.findRoute({ method: method as HTTPMethods, url: request.url }) !== null);
+    const allowed = [...methods].filter((method) => {
+      const route = method === request.method ? null : app.findRoute({ method: method as HTTPMethods, url: request.url });
+      return route !== null && !hasEmptySegment(route.params);
+    });
     if (allowed.length === 0) return reply.code(404).send(envelope('NOT_FOUND', `no route ${request.method} ${path}`));
     const allow = allowed.sort(byAllowOrder).join(', ');
     return reply.code(405).header('allow', allow).send(envelope('METHOD_NOT_ALLOWED', `${path} does not take ${request.method}; it takes ${allow}`));
   });
+}
+
+/**
+ * Whether the router matched a parameter to an empty path segment (`/customers/` to
+ * `/customers/:customerId`, `/quotes//execute`): no path of the API has one, so such a request is
+ * an unknown path, as a trailing slash is on a route without a parameter. A wildcard's empty
+ * match (`/docs/`) is a path its route chose to serve.
+ */
+export function hasEmptySegment(params: unknown): boolean {
+  for (const key in params as Record<string, unknown>) if ((params as Record<string, unknown>)[key] === '' && key !== '*') return true;
+  return false;
 }
 
 /** Methods in the order an `Allow` header lists them; any other comes after, alphabetically. */
