@@ -112,4 +112,26 @@ describe('requests', () => {
     await new Promise((resolve) => socket.on('close', resolve));
     expect(answer).toMatch(/^HTTP\/1\.1 200/);
   });
+
+  it('without a Host header are 400 in the error envelope, and the connection closes; HTTP/1.0 needs none', async () => {
+    const address = t.corridor.app.server.listening ? `http://127.0.0.1:${(t.corridor.app.server.address() as { port: number }).port}` : await t.corridor.app.listen({ host: '127.0.0.1', port: 0 });
+    const exchange = (request: string) =>
+      new Promise<string>((resolve) => {
+        const socket = connect(Number(new URL(address).port), '127.0.0.1');
+        let answer = '';
+        socket.on('data', (chunk) => (answer += chunk.toString()));
+        socket.on('close', () => resolve(answer));
+        socket.write(request);
+      });
+    const authorization = `Authorization: ${basicAuth(p.credentials)}\r\n`;
+    for (const request of [`GET /2025-10-13/config HTTP/1.1\r\n${authorization}\r\n`, `GET /2025-10-13/config HTTP/1.1\r\nHost:\r\n${authorization}\r\n`, 'GET /nowhere HTTP/1.1\r\n\r\n']) {
+      // Kept alive, the socket would not close and the exchange would not end.
+      const answer = await exchange(request);
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      expect(answer).toMatch(/\r\ncontent-type: application\/json/i);
+      expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ status: 400, code: 'INVALID_INPUT', message: expect.stringContaining('Host') });
+    }
+    expect(await exchange(`GET /2025-10-13/config HTTP/1.0\r\n${authorization}\r\n`)).toMatch(/^HTTP\/1\.1 200 /);
+  });
 });
