@@ -30,7 +30,7 @@ import type { CoreDeps, Services } from '../services.js';
 import { documentAuthErrors, installAuth } from './auth.js';
 import { documentCommonErrors, ErrorEnvelope } from './common-schemas.js';
 import { installReadCoalescing } from './coalescing.js';
-import { clientErrors, envelope, frameworkErrors, installErrorHandling } from './errors.js';
+import { clientErrors, envelope, frameworkErrors, hasEmptySegment, installErrorHandling } from './errors.js';
 import { settleWithin } from './deadline.js';
 import { invalidInput, ServiceError } from '../core/errors.js';
 import { documentIdempotencyKey, installIdempotency } from './idempotency.js';
@@ -118,6 +118,9 @@ function urlProblem(url: string): ServiceError | undefined {
   }
 }
 
+/** RFC 9112 §3.2: an HTTP/1.1 request without Host (or with an empty one) is refused, as Node would. */
+const MISSING_HOST = () => new ServiceError('INVALID_INPUT', 'an HTTP/1.1 request needs a Host header', { headers: { connection: 'close' } });
+
 /** Request bodies are read as sent: a compressed one would be parsed as if it were not. */
 function encodingProblem(encoding: string | undefined): ServiceError | undefined {
   if (encoding === undefined || encoding.trim().toLowerCase() === 'identity') return undefined;
@@ -134,7 +137,9 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
     // connection forever. Node only enforces the limit given when the server is constructed
     // (Fastify sets its own option afterwards), and checks connections every second here.
     requestTimeout: config.requestTimeoutMs,
-    http: { requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1_000 },
+    // Node answers an HTTP/1.1 request without Host with a bare 400; the hook below refuses it
+    // the same way (and closes the connection), in the error envelope.
+    http: { requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1_000, requireHostHeader: false },
     // Off unless the operator names the proxies: a forged X-Forwarded-For would pick the address that auth failures count against.
     trustProxy: config.trustProxy,
     // Per-request lines only at debug: at info they would double the logging cost of every call.
@@ -188,7 +193,12 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
       return;
     }
     if (request.url.startsWith(API_PREFIX)) reply.header('cache-control', 'no-store');
-    done(urlProblem(request.url) ?? encodingProblem(request.headers['content-encoding']));
+    if (!request.headers.host && request.raw.httpVersion === '1.1') return done(MISSING_HOST());
+    const problem = urlProblem(request.url) ?? encodingProblem(request.headers['content-encoding']);
+    if (problem) return done(problem);
+    // Before authentication, as for any unknown path.
+    if (hasEmptySegment(request.params)) return void reply.callNotFound();
+    done();
   });
   installErrorHandling(app);
   const metrics = installMetrics(app, deps.database);

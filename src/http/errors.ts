@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { ERROR_STATUS, ServiceError, type ErrorCode, type FieldError } from '../core/errors.js';
 import { toFieldErrors } from './validation.js';
 import { isDatabaseUnavailable } from '../db/database.js';
@@ -118,7 +118,42 @@ export function installErrorHandling(app: FastifyInstance): void {
     return reply.code(body.status).send(body);
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send(envelope('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`));
+  // The methods some route takes, gathered as routes are added, so that a request the router
+  // does not match can be told which methods its path does take: work done only for such requests.
+  const methods = new Set<string>();
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) methods.add(method.toUpperCase());
+    if (methods.has('GET')) methods.add('HEAD');
   });
+  const byAllowOrder = (a: string, b: string) => allowRank(a) - allowRank(b) || a.localeCompare(b);
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    const allowed = [...methods].filter((method) => {
+      const route = method === request.method ? null : app.findRoute({ method: method as HTTPMethods, url: request.url });
+      return route !== null && !hasEmptySegment(route.params);
+    });
+    if (allowed.length === 0) return reply.code(404).send(envelope('NOT_FOUND', `no route ${request.method} ${path}`));
+    const allow = allowed.sort(byAllowOrder).join(', ');
+    return reply.code(405).header('allow', allow).send(envelope('METHOD_NOT_ALLOWED', `${path} does not take ${request.method}; it takes ${allow}`));
+  });
+}
+
+/**
+ * Whether the router matched a parameter to an empty path segment (`/customers/` to
+ * `/customers/:customerId`, `/quotes//execute`): no path of the API has one, so such a request is
+ * an unknown path, as a trailing slash is on a route without a parameter. A wildcard's empty
+ * match (`/docs/`) is a path its route chose to serve.
+ */
+export function hasEmptySegment(params: unknown): boolean {
+  for (const key in params as Record<string, unknown>) if ((params as Record<string, unknown>)[key] === '' && key !== '*') return true;
+  return false;
+}
+
+/** Methods in the order an `Allow` header lists them; any other comes after, alphabetically. */
+const ALLOW_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+function allowRank(method: string): number {
+  const rank = ALLOW_ORDER.indexOf(method);
+  return rank < 0 ? ALLOW_ORDER.length : rank;
 }
