@@ -23,16 +23,28 @@ export interface CorridorCore {
   close(options?: { force?: boolean }): Promise<void>;
 }
 
-export interface Corridor extends CorridorCore {
+export interface Corridor extends Omit<CorridorCore, 'close'> {
   app: Awaited<ReturnType<typeof buildHttpApp>>;
   /** Starts the background workers (job runner, webhook delivery, maintenance). */
   startWorkers(): void;
   /**
    * Stops the HTTP server and the workers, letting what is in flight finish for at most
    * `config.shutdownTimeoutMs`: past that, the connections still open are closed and the rest
-   * is cut off. Closes the database when this instance opened it.
+   * is cut off (`cutOff` in the outcome). Closes the database when this instance opened it.
    */
-  close(): Promise<void>;
+  close(): Promise<ShutdownOutcome>;
+}
+
+/** How a server's shutdown ended. */
+export interface ShutdownOutcome {
+  /**
+   * The limit (`shutdownTimeoutMs`) was reached with work still in flight, and it was given up
+   * on: connections closed under their requests, the job round cut off, webhook tries
+   * interrupted. What was cut off runs again later (jobs when their lease ends, webhooks from
+   * the next process), but the stop was not clean: `corridor start` exits with
+   * `EXIT_SHUTDOWN_CUT_OFF` rather than 0.
+   */
+  cutOff: boolean;
 }
 
 export interface CorridorOptions {
@@ -130,7 +142,7 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
   let firstMaintenance: NodeJS.Timeout | undefined;
   let maintaining: NodeJS.Timeout | undefined;
   let vacuuming: NodeJS.Timeout | undefined;
-  let closed: Promise<void> | undefined;
+  let closed: Promise<ShutdownOutcome> | undefined;
   // Requests whose headers have arrived and whose answer has not been sent (or whose connection has not dropped).
   let requestsInFlight = 0;
   app.server.on('request', (_request, response) => {
@@ -150,7 +162,7 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
    * server is closing, so without the limit a client sending its body a byte now and then, or a
    * request waiting on a database lock, held the process for as long as it liked.
    */
-  async function shutdown(): Promise<void> {
+  async function shutdown(): Promise<ShutdownOutcome> {
     clearTimeout(firstMaintenance);
     clearInterval(maintaining);
     if (vacuuming) clearInterval(vacuuming);
@@ -161,28 +173,35 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
     const progress = setInterval(() => {
       void inFlight().then((state) => log.info({ ...state, msLeft: left() }, 'shutting down: waiting for requests in flight'));
     }, progressMs).unref();
+    // `cutOff`: work in flight was given up on (the outcome). `forceDatabase`: statements may still be running.
     let cutOff = false;
+    let forceDatabase = false;
     try {
       const webhooksStopped = services.webhooks.stop(limitMs);
       const httpClosed = app.close();
       if (!(await settlesWithin(httpClosed, left()))) {
-        cutOff = true;
-        log.warn({ ...(await inFlight()), limitMs }, 'shutdown limit (SHUTDOWN_TIMEOUT_MS) reached: closing the connections still open');
+        forceDatabase = true;
+        const state = await inFlight();
+        // A connection without a request (its headers still coming) holds no work to give up on.
+        if (state.requestsInFlight > 0) cutOff = true;
+        log.warn({ ...state, limitMs }, 'shutdown limit (SHUTDOWN_TIMEOUT_MS) reached: closing the connections still open');
         app.server.closeAllConnections();
         // The server closes once its connections are gone; its onClose hooks are quick.
         await settlesWithin(httpClosed, 1_000);
       }
       if (!(await settlesWithin(services.jobs.stop(), left()))) {
-        cutOff = true;
+        forceDatabase = cutOff = true;
         log.warn({ limitMs }, 'shutdown limit (SHUTDOWN_TIMEOUT_MS) reached: the job round in progress is cut off; its jobs run again when their lease ends');
       }
-      await webhooksStopped;
+      // The worker logs the tries it interrupted (they hold no database connection once it returns).
+      if (!(await webhooksStopped)) cutOff = true;
       await settlesWithin(maintenance.settled(), left());
     } finally {
       clearInterval(progress);
     }
     // Past the limit, statements still running (a request waiting on a lock) are ended with their connections.
-    await core.close({ force: cutOff });
+    await core.close({ force: forceDatabase });
+    return { cutOff };
   }
 
   return {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createPlatformWithToken } from '../src/bootstrap.js';
-import { CLOSE_GRACE_MS, REPEATED_SIGNAL_MS, stopOnSignals } from '../src/cli/commands.js';
+import { CLOSE_GRACE_MS, EXIT_SHUTDOWN_CUT_OFF, REPEATED_SIGNAL_MS, stopOnSignals } from '../src/cli/commands.js';
 import { createCorridor } from '../src/corridor.js';
 import { openDatabase } from '../src/db/database.js';
 import { basicAuth, testConfig } from './support/app.js';
@@ -54,7 +54,7 @@ function slowPost(server: ServerProcess): Promise<Socket> {
 }
 
 describe('corridor start: stopping', () => {
-  it('a client sending its body slowly holds the shutdown only until SHUTDOWN_TIMEOUT_MS, with progress logged', async () => {
+  it('a client sending its body slowly holds the shutdown only until SHUTDOWN_TIMEOUT_MS, with progress logged; the exit code says work was cut off', async () => {
     const server = await start({ SHUTDOWN_TIMEOUT_MS: '1500' });
     const client = await slowPost(server);
     const clientClosed = new Promise((resolve) => client.once('close', resolve));
@@ -63,13 +63,37 @@ describe('corridor start: stopping', () => {
     server.child.kill('SIGTERM');
     const exit = await server.exited;
     const tookMs = Date.now() - signalledAt;
-    expect(exit).toEqual({ code: 0, signal: null });
+    // Not 0: the request in flight was given up on, and a supervisor should be able to tell.
+    expect(EXIT_SHUTDOWN_CUT_OFF).toBe(75);
+    expect(exit).toEqual({ code: EXIT_SHUTDOWN_CUT_OFF, signal: null });
     expect(tookMs).toBeGreaterThanOrEqual(1_400);
     expect(tookMs).toBeLessThan(1_500 + 3_000);
     await clientClosed;
     const output = server.output();
     expect(output).toMatch(/"requestsInFlight":1,"connections":1,.*"msg":"shutting down: waiting for requests in flight"/);
     expect(output).toContain('shutdown limit (SHUTDOWN_TIMEOUT_MS) reached: closing the connections still open');
+    expect(output).toContain('corridor: the shutdown reached SHUTDOWN_TIMEOUT_MS (1500 ms) and cut off work in flight: exiting with code 75');
+  });
+
+  it('a shutdown that finishes what was in flight within the limit exits 0', async () => {
+    const server = await start({ SHUTDOWN_TIMEOUT_MS: '10000' });
+    // A request in flight when the signal comes: its body's last byte is sent only afterwards.
+    const client = await new Promise<Socket>((resolve, reject) => {
+      const socket = connect(server.port, '127.0.0.1', () => resolve(socket));
+      socket.once('error', reject);
+      cleanups.push(() => socket.destroy());
+    });
+    let answer = '';
+    client.on('data', (chunk) => (answer += chunk));
+    const auth = Buffer.from(`${TOKEN_ID}:${SECRET}`).toString('base64');
+    client.write(`POST /2025-10-13/customers HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic ${auth}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{`);
+    await new Promise((r) => setTimeout(r, 300));
+    server.child.kill('SIGTERM');
+    await server.waitForOutput(/"requestsInFlight":1,.*"msg":"shutting down: waiting for requests in flight"/);
+    client.write('}');
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /); // answered (a customer needs fields), not cut off
+    expect(server.output()).not.toContain('cut off work in flight');
   });
 
   it('a second signal while draining exits at once with 128 + its number, saying so', async () => {
@@ -131,7 +155,7 @@ describe('npm start', () => {
 });
 
 describe('stopOnSignals', () => {
-  function harness(close: () => Promise<void>, shutdownTimeoutMs = 1_000) {
+  function harness(close: () => Promise<{ cutOff: boolean }>, shutdownTimeoutMs = 1_000) {
     const proc = Object.assign(new EventEmitter(), { exit: vi.fn() });
     const log = { info: vi.fn(), warn: vi.fn(), error: vi.fn() };
     stopOnSignals({ close, log: log as never, config: { shutdownTimeoutMs } as never }, proc as never);
@@ -150,6 +174,17 @@ describe('stopOnSignals', () => {
       expect(unhandled).not.toHaveBeenCalled();
     } finally {
       process.off('unhandledRejection', unhandled);
+    }
+  });
+
+  it('a close that finished cleanly exits 0; one that cut work off at the limit exits EXIT_SHUTDOWN_CUT_OFF, saying so', async () => {
+    for (const [cutOff, code] of [[false, 0], [true, EXIT_SHUTDOWN_CUT_OFF]] as const) {
+      const { proc, log } = harness(() => Promise.resolve({ cutOff }));
+      proc.emit('SIGTERM');
+      await vi.waitFor(() => expect(proc.exit).toHaveBeenCalledWith(code));
+      expect(proc.exit).toHaveBeenCalledTimes(1);
+      if (cutOff) expect(log.warn).toHaveBeenCalledWith(expect.objectContaining({ code }), expect.stringContaining('cut off'));
+      else expect(log.warn).not.toHaveBeenCalled();
     }
   });
 
@@ -244,9 +279,9 @@ describe.runIf(process.env.TEST_DATABASE_URL)('Corridor.close on PostgreSQL', ()
       const request = fetch(`http://127.0.0.1:${port}/2025-10-13/customers`, { headers: { authorization: basicAuth(token) } }).then((r) => r.status, () => 'cut off');
       await new Promise((r) => setTimeout(r, 300));
       const closing = Date.now();
-      const closed = corridor.close().then(() => 'closed');
+      const closed = corridor.close().then(({ cutOff }) => (cutOff ? 'closed, the request cut off' : 'closed'));
       const outcome = await Promise.race([closed, new Promise((r) => setTimeout(() => r('still closing'), 5_000))]);
-      expect(outcome).toBe('closed');
+      expect(outcome).toBe('closed, the request cut off');
       expect(Date.now() - closing).toBeLessThan(3_000);
       expect(await request).toBe('cut off');
     } finally {

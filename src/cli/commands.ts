@@ -155,6 +155,15 @@ export const CLOSE_GRACE_MS = 5_000;
  */
 export const REPEATED_SIGNAL_MS = 500;
 
+/**
+ * The exit code of a graceful stop that reached SHUTDOWN_TIMEOUT_MS with work still in flight and
+ * gave up on it (connections closed under their requests, the job round cut off, webhook tries
+ * interrupted): not 0, so that a supervisor or a deploy script can tell a stop that dropped work
+ * from a clean one. 75 is sysexits' EX_TEMPFAIL: what was cut off is tried again (jobs when their
+ * lease ends, webhooks by the next process, clients retry their requests).
+ */
+export const EXIT_SHUTDOWN_CUT_OFF = 75;
+
 /** What `stopOnSignals` needs of the process (tests pass a stand-in). */
 export interface SignalledProcess {
   on(signal: (typeof STOP_SIGNALS)[number], listener: () => void): unknown;
@@ -163,7 +172,8 @@ export interface SignalledProcess {
 
 /**
  * The first SIGINT, SIGTERM or SIGHUP starts a graceful shutdown, bounded by SHUTDOWN_TIMEOUT_MS
- * (`Corridor.close`), and exits 0 once it is done, 1 if it failed. Another signal while it runs
+ * (`Corridor.close`), and exits 0 once it is done, `EXIT_SHUTDOWN_CUT_OFF` once it is done but
+ * had to cut off work at the limit, 1 if it failed. Another signal while it runs
  * (`REPEATED_SIGNAL_MS` or more after the first) exits at once (128 + the signal's number, as a shell reports death by that signal): whoever
  * sends it no longer wants to wait. A close that outlives its limit by CLOSE_GRACE_MS (a database
  * connection that will not end) exits 1. PGlite's lock file goes with any of these exits
@@ -191,9 +201,13 @@ export function stopOnSignals(corridor: Pick<Corridor, 'close' | 'log' | 'config
     }, limitMs + CLOSE_GRACE_MS);
     ceiling.unref();
     corridor.close().then(
-      () => {
+      ({ cutOff }) => {
         clearTimeout(ceiling);
-        proc.exit(0);
+        if (cutOff) {
+          corridor.log.warn({ limitMs, code: EXIT_SHUTDOWN_CUT_OFF }, `shut down at the limit, with work in flight cut off: exiting with code ${EXIT_SHUTDOWN_CUT_OFF}`);
+          io.err(`corridor: the shutdown reached SHUTDOWN_TIMEOUT_MS (${limitMs} ms) and cut off work in flight: exiting with code ${EXIT_SHUTDOWN_CUT_OFF}`);
+        }
+        proc.exit(cutOff ? EXIT_SHUTDOWN_CUT_OFF : 0);
       },
       (err: unknown) => {
         clearTimeout(ceiling);

@@ -79,7 +79,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     /** Nudges the background worker to look for due events now. */
     wake: () => worker.wake(),
     start: () => worker.start(),
-    /** Stops claiming; tries in flight get `graceMs` to finish, then are interrupted (see `WebhookWorker.stop`). */
+    /** Stops claiming; tries in flight get `graceMs` to finish, then are interrupted (see `WebhookWorker.stop`): false if any was. */
     stop: (graceMs?: number) => worker.stop(graceMs),
     /** Tries the background worker has in flight. */
     triesInFlight: () => worker.triesInFlight,

@@ -93,19 +93,23 @@ export class WebhookWorker {
    * the next process. Interrupting a try whose receiver was about to answer sends it again later:
    * an ordinary event arrives twice, and an approval request (INCOMING_PAYMENT.PENDING) that the
    * platform had approved finds the receiver answering 409 (already seen) and the payment fails.
+   * Resolves to whether every try in flight finished (false: some were interrupted).
    */
-  async stop(graceMs = 0): Promise<void> {
-    if (!this.running) return;
+  async stop(graceMs = 0): Promise<boolean> {
+    if (!this.running) return true;
     this.running = false;
     this.stopping = true;
     this.wakeUp?.();
     await this.loop;
     const finished = Promise.allSettled([...this.inFlight]);
+    let interrupted = false;
     if (this.inFlight.size > 0 && !(await settlesWithin(finished, graceMs))) {
       if (graceMs > 0) this.deps.log.warn({ tries: this.inFlight.size, graceMs }, 'webhook tries still in flight at the shutdown limit: interrupted; their events are sent again by the next process');
       this.shutdown.abort();
+      interrupted = true;
     }
     await Promise.allSettled([...this.inFlight]);
+    return !interrupted;
   }
 
   /** Tries in flight now. */
