@@ -145,9 +145,16 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
   let closed: Promise<ShutdownOutcome> | undefined;
   // Requests whose headers have arrived and whose answer has not been sent (or whose connection has not dropped).
   let requestsInFlight = 0;
+  let draining = false;
   app.server.on('request', (_request, response) => {
     requestsInFlight++;
-    response.once('close', () => requestsInFlight--);
+    response.once('close', () => {
+      requestsInFlight--;
+      // The server closes the connections idle when the shutdown starts, not those that become
+      // idle later: a kept-alive connection whose request was answered while draining held the
+      // shutdown until its limit. Its request is done, so it goes now (once Node counts it idle).
+      if (draining) setImmediate(() => app.server.closeIdleConnections());
+    });
   });
   const openConnections = () =>
     new Promise<number>((resolve) => app.server.getConnections((err, count) => resolve(err ? -1 : count)));
@@ -178,6 +185,7 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
     let forceDatabase = false;
     try {
       const webhooksStopped = services.webhooks.stop(limitMs);
+      draining = true;
       const httpClosed = app.close();
       if (!(await settlesWithin(httpClosed, left()))) {
         forceDatabase = true;
