@@ -59,6 +59,14 @@ describe('loadConfig', () => {
     expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_ENDPOINTS: 'true', OIDC_ALLOW_PRIVATE_ISSUERS: '1' })).toMatchObject({ webhookAllowPrivateEndpoints: true, oidcAllowPrivateIssuers: true });
   });
 
+  it('reads the cap on UMA counterparty calls in flight (default 128, 2–10,000)', () => {
+    expect(loadConfig({}).umaCounterpartyConcurrency).toBe(128);
+    expect(loadConfig({ UMA_COUNTERPARTY_CONCURRENCY: '2' }).umaCounterpartyConcurrency).toBe(2);
+    expect(loadConfig({ UMA_COUNTERPARTY_CONCURRENCY: '10000' }).umaCounterpartyConcurrency).toBe(10_000);
+    expect(() => loadConfig({ UMA_COUNTERPARTY_CONCURRENCY: '1' })).toThrow('UMA_COUNTERPARTY_CONCURRENCY');
+    expect(() => loadConfig({ UMA_COUNTERPARTY_CONCURRENCY: '10001' })).toThrow('UMA_COUNTERPARTY_CONCURRENCY');
+  });
+
   it('reads the UMA counterparty timeout (default 10 s)', () => {
     expect(loadConfig({}).umaCounterpartyTimeoutMs).toBe(10_000);
     expect(loadConfig({ UMA_COUNTERPARTY_TIMEOUT_MS: '2500' }).umaCounterpartyTimeoutMs).toBe(2500);

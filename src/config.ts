@@ -67,6 +67,8 @@ export interface Config {
   umaAllowPrivateCounterparties: boolean;
   /** Longest one call to another UMA provider may take, its answer included. */
   umaCounterpartyTimeoutMs: number;
+  /** Most calls to other UMA providers in flight in this process (half of them at most to check unsolicited messages). */
+  umaCounterpartyConcurrency: number;
   /** Let production platforms' webhook endpoints be loopback or private addresses (an internal receiver). */
   webhookAllowPrivateEndpoints: boolean;
   /** Let production platforms' OIDC issuers and their JWKS be on loopback or private addresses (an internal identity provider). */
@@ -225,6 +227,7 @@ export function loadConfig(env: Env = process.env): Config {
     sandboxUmaDomain: domainName(env, 'SANDBOX_UMA_DOMAIN', 'sandbox.uma.money'),
     umaAllowPrivateCounterparties: boolean(env, 'UMA_ALLOW_PRIVATE_COUNTERPARTIES', false),
     umaCounterpartyTimeoutMs: integer(env, 'UMA_COUNTERPARTY_TIMEOUT_MS', 10_000, 1_000, 60_000),
+    umaCounterpartyConcurrency: integer(env, 'UMA_COUNTERPARTY_CONCURRENCY', 128, 2, 10_000),
     webhookAllowPrivateEndpoints: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_ENDPOINTS', false),
     oidcAllowPrivateIssuers: boolean(env, 'OIDC_ALLOW_PRIVATE_ISSUERS', false),
     documentsDir: env.DOCUMENTS_DIR || (dataDir === 'memory' ? join(tmpdir(), 'corridor-documents') : join(dataDir, 'documents')),

@@ -92,6 +92,7 @@ export function createServices(deps: CoreDeps) {
     sandboxUmaDomain: config.sandboxUmaDomain,
     allowPrivateCounterparties: config.umaAllowPrivateCounterparties,
     counterpartyTimeoutMs: config.umaCounterpartyTimeoutMs,
+    counterpartyConcurrency: config.umaCounterpartyConcurrency,
     sealer: walletKeys,
     jobs,
     platforms,

@@ -34,6 +34,8 @@ export interface FakeVasp {
   privateKey: Uint8Array;
   publicKeyHex: string;
   requests: VaspRequest[];
+  /** TCP connections accepted so far (a call refused before connecting adds none). */
+  connections: number;
   /** Replaces the scripted handler. */
   handle(handler: VaspHandler): void;
   /** When set, `/.well-known/lnurlpubkey` answers this status instead of the keys. */
@@ -69,6 +71,7 @@ export async function startFakeVasp(): Promise<FakeVasp> {
     privateKey: keys.privateKey,
     publicKeyHex: keys.publicKeyHex,
     requests: [],
+    connections: 0,
     handle: (next) => {
       handler = next;
     },
@@ -96,6 +99,7 @@ export async function startFakeVasp(): Promise<FakeVasp> {
   const server = createServer((request, response) => {
     respond(request, response).catch(() => response.destroy());
   });
+  server.on('connection', () => vasp.connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   vasp.domain = `127.0.0.1:${(server.address() as AddressInfo).port}`;
   return vasp;

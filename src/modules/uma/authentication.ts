@@ -1,7 +1,7 @@
 import type { Clock } from '../../core/clock.js';
 import type { Database } from '../../db/database.js';
 import { isUmaDomain } from './address.js';
-import { CounterpartyError, type CounterpartyKeys, type KeyDirectory } from './counterparty.js';
+import { CounterpartyError, type CallPurpose, type CounterpartyKeys, type KeyDirectory } from './counterparty.js';
 import { verifyUmaSignature } from './keys.js';
 import * as repo from './repository.js';
 
@@ -53,23 +53,23 @@ export function createAuthenticator(deps: { database: Database; clock: Clock; ke
     if (atMs > nowMs + MAX_CLOCK_SKEW_MS) throw new UmaAuthError('INVALID_TIMESTAMP', 'the message is signed with a timestamp in the future');
   }
 
-  async function keysOf(domain: string, fresh: boolean): Promise<{ keys: CounterpartyKeys; cached: boolean }> {
+  async function keysOf(domain: string, fresh: boolean, purpose: CallPurpose): Promise<{ keys: CounterpartyKeys; cached: boolean }> {
     // Checked before anything is fetched or kept: `evil.example/<anything>` would otherwise make
     // a new entry of the key cache per request, from one server and without a valid signature.
     if (!isUmaDomain(domain)) throw new UmaAuthError('COUNTERPARTY_PUBKEY_FETCH_ERROR', 'the signing VASP domain is not a host name');
     try {
-      return await deps.keys.keysOf(domain, { fresh });
+      return await deps.keys.keysOf(domain, { fresh, purpose });
     } catch (error) {
       if (error instanceof CounterpartyError) throw new UmaAuthError('COUNTERPARTY_PUBKEY_FETCH_ERROR', `public keys of ${domain}: ${error.message}`);
       throw error;
     }
   }
 
-  async function checkSignature(message: SignedMessage): Promise<CounterpartyKeys> {
-    let found = await keysOf(message.domain, false);
+  async function checkSignature(message: SignedMessage, purpose: CallPurpose): Promise<CounterpartyKeys> {
+    let found = await keysOf(message.domain, false, purpose);
     if (verifyUmaSignature(message.payload, message.signature, found.keys.signing)) return found.keys;
     if (found.cached) {
-      found = await keysOf(message.domain, true);
+      found = await keysOf(message.domain, true, purpose);
       if (verifyUmaSignature(message.payload, message.signature, found.keys.signing)) return found.keys;
     }
     throw new UmaAuthError('INVALID_SIGNATURE', `the signature does not verify with the public key of ${message.domain}`);
@@ -84,11 +84,15 @@ export function createAuthenticator(deps: { database: Database; clock: Clock; ke
     }
   }
 
-  /** Verifies the message; returns the signer's keys. Throws UmaAuthError. */
-  async function verifyMessage(message: SignedMessage): Promise<CounterpartyKeys> {
+  /**
+   * Verifies the message; returns the signer's keys. Throws UmaAuthError. `purpose`
+   * `unsolicited` for a message that arrived at a protocol endpoint (anyone may send one), `own`
+   * (the default) for the answer to a call this server made.
+   */
+  async function verifyMessage(message: SignedMessage, purpose: CallPurpose = 'own'): Promise<CounterpartyKeys> {
     if (!message.nonce || message.nonce.length > 100) throw new UmaAuthError('INVALID_NONCE', 'the nonce is missing or too long');
     checkTimestamp(message.timestampSec);
-    const keys = await checkSignature(message);
+    const keys = await checkSignature(message, purpose);
     await recordNonce(message);
     return keys;
   }

@@ -9,7 +9,56 @@ export interface NetworkPolicy {
   allowPrivate: boolean;
   /** How long one call may take, answer included (UMA_COUNTERPARTY_TIMEOUT_MS); default COUNTERPARTY_TIMEOUT_MS. */
   timeoutMs?: number;
+  /** The process's calls in flight, bounded (UMA_COUNTERPARTY_CONCURRENCY); unset: unbounded (tests of one call). */
+  slots?: CallSlots;
 }
+
+/**
+ * Why a call is made. `unsolicited`: to check a message that anyone may send (the key fetch
+ * behind an lnurlp request, a pay request or a settlement arriving at the protocol endpoints).
+ * `own`: for something this server's platforms asked for (a lookup, a payment, its settlement),
+ * or to check the answer to such a call.
+ */
+export type CallPurpose = 'unsolicited' | 'own';
+
+/**
+ * Counterparty calls in flight in this process, at most `max`, of which unsolicited ones at most
+ * half (rounded up): strangers naming many domains get no more than that, and the platforms'
+ * own lookups and payments keep the rest. A call that finds no slot is refused at once
+ * (`CounterpartyBusyError`) rather than queued: a queue would hold the callers (and the requests
+ * behind them) as long as the counterparties in flight stall.
+ */
+export function createCallSlots(max: number, { onRefused }: { onRefused?: (purpose: CallPurpose) => void } = {}) {
+  const unsolicitedMax = Math.ceil(max / 2);
+  let inFlight = 0;
+  let unsolicited = 0;
+  let refused = 0;
+  return {
+    max,
+    unsolicitedMax,
+    /** Takes a slot for one call: its release (idempotent), or undefined when there is none. */
+    take(purpose: CallPurpose): (() => void) | undefined {
+      if (inFlight >= max || (purpose === 'unsolicited' && unsolicited >= unsolicitedMax)) {
+        refused++;
+        onRefused?.(purpose);
+        return undefined;
+      }
+      inFlight++;
+      if (purpose === 'unsolicited') unsolicited++;
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        inFlight--;
+        if (purpose === 'unsolicited') unsolicited--;
+      };
+    },
+    /** Calls in flight now, and calls refused for want of a slot since the process started. */
+    stats: () => ({ inFlight, unsolicited, refused }),
+  };
+}
+
+export type CallSlots = ReturnType<typeof createCallSlots>;
 
 /** How long one call to another VASP may take by default. */
 export const COUNTERPARTY_TIMEOUT_MS = 10_000;
@@ -56,6 +105,18 @@ function parseJson(text: string): unknown {
   }
 }
 
+/**
+ * A call not made: the process has UMA_COUNTERPARTY_CONCURRENCY calls in flight (or half of them
+ * unsolicited). It fails like an unreachable counterparty, but says nothing about the domain, so
+ * it is not remembered as that domain's failure.
+ */
+export class CounterpartyBusyError extends CounterpartyError {
+  constructor() {
+    super('too many calls to other UMA providers in flight (UMA_COUNTERPARTY_CONCURRENCY): try again shortly');
+    this.name = 'CounterpartyBusyError';
+  }
+}
+
 /** A failed call as a CounterpartyError; with `response` when the failure came while reading the answer. */
 function failureOf(error: unknown, url: string, timedOut: boolean, response: Response | undefined): CounterpartyError {
   if (error instanceof CounterpartyError) return error;
@@ -71,9 +132,17 @@ function failureOf(error: unknown, url: string, timedOut: boolean, response: Res
  * One call to another VASP: bounded in time (answer included: a counterparty may send headers and
  * then stall) and size, redirects not followed, and unless the policy allows it (development,
  * tests) never to a loopback or private address: an lnurlp or pay request names the sender's
- * domain, and Corridor fetches that domain's keys. Every failure is a CounterpartyError.
+ * domain, and Corridor fetches that domain's keys. Every failure is a CounterpartyError; with no
+ * slot free in `policy.slots`, a CounterpartyBusyError before any connection is made.
  */
-export async function callCounterparty(url: string, init: { method: 'GET' | 'POST'; body?: string }, policy: NetworkPolicy): Promise<HttpAnswer> {
+export async function callCounterparty(
+  url: string,
+  init: { method: 'GET' | 'POST'; body?: string },
+  policy: NetworkPolicy,
+  purpose: CallPurpose = 'own',
+): Promise<HttpAnswer> {
+  const release = policy.slots ? policy.slots.take(purpose) : () => {};
+  if (!release) throw new CounterpartyBusyError();
   const signal = AbortSignal.timeout(policy.timeoutMs ?? COUNTERPARTY_TIMEOUT_MS);
   let response: Response | undefined;
   try {
@@ -88,6 +157,8 @@ export async function callCounterparty(url: string, init: { method: 'GET' | 'POS
     return { status: response.status, text, json: parseJson(text) };
   } catch (error) {
     throw failureOf(error, url, signal.aborted, response);
+  } finally {
+    release();
   }
 }
 
@@ -121,8 +192,8 @@ export function createKeyDirectory(
     else cache.delete(domain);
   }
 
-  async function fetchKeys(domain: string): Promise<CounterpartyKeys> {
-    const answer = await callCounterparty(`${baseUrlOf(domain)}/.well-known/lnurlpubkey`, { method: 'GET' }, policy);
+  async function fetchKeys(domain: string, purpose: CallPurpose): Promise<CounterpartyKeys> {
+    const answer = await callCounterparty(`${baseUrlOf(domain)}/.well-known/lnurlpubkey`, { method: 'GET' }, policy, purpose);
     if (answer.status !== 200) throw new CounterpartyError(`${domain} answered ${answer.status} for its public keys`, answer.status, answer.json);
     let parsed: PubKeyResponse;
     try {
@@ -146,13 +217,16 @@ export function createKeyDirectory(
     return undefined;
   }
 
-  async function fetchRemembering(domain: string): Promise<CounterpartyKeys> {
+  async function fetchRemembering(domain: string, purpose: CallPurpose): Promise<CounterpartyKeys> {
     try {
-      const keys = await fetchKeys(domain);
+      const keys = await fetchKeys(domain, purpose);
       failures.delete(domain);
       return keys;
     } catch (error) {
-      if (error instanceof CounterpartyError) setBounded(failures, domain, { error, untilMs: clock.realNowMs() + failureMemoryMs }, maxDomains);
+      // A call refused for want of a slot says nothing about the domain: asked again, it may work at once.
+      if (error instanceof CounterpartyError && !(error instanceof CounterpartyBusyError)) {
+        setBounded(failures, domain, { error, untilMs: clock.realNowMs() + failureMemoryMs }, maxDomains);
+      }
       throw error;
     }
   }
@@ -160,9 +234,10 @@ export function createKeyDirectory(
   return {
     /**
      * The domain's keys; `fresh` skips the cache (after a signature did not verify with a cached
-     * key), though not a fetch in flight nor a recent failure.
+     * key), though not a fetch in flight nor a recent failure. `purpose`: why the keys are wanted
+     * (`unsolicited` to check a message anyone may send), which decides the slot a fetch takes.
      */
-    async keysOf(given: string, options: { fresh?: boolean } = {}): Promise<{ keys: CounterpartyKeys; cached: boolean }> {
+    async keysOf(given: string, options: { fresh?: boolean; purpose?: CallPurpose } = {}): Promise<{ keys: CounterpartyKeys; cached: boolean }> {
       const domain = given.toLowerCase(); // one entry, one fetch and one failure per domain, however it is spelled
       const hit = cache.get(domain);
       if (!options.fresh && hit && hit.expiresAtMs > clock.realNowMs()) {
@@ -171,7 +246,7 @@ export function createKeyDirectory(
       }
       const failure = recentFailure(domain);
       if (failure) throw failure;
-      return { keys: await fetching(domain, () => fetchRemembering(domain)), cached: false };
+      return { keys: await fetching(domain, () => fetchRemembering(domain, options.purpose ?? 'own')), cached: false };
     },
   };
 }

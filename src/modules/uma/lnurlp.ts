@@ -49,7 +49,7 @@ export function fail(error: ErrorDetails, message: string, extra: Record<string,
  */
 export async function verifyOrRefuse(auth: Authenticator, message: SignedMessage): Promise<void> {
   try {
-    await auth.verifyMessage(message);
+    await auth.verifyMessage(message, 'unsolicited');
   } catch (error) {
     if (error instanceof UmaAuthError && error.code === 'COUNTERPARTY_PUBKEY_FETCH_ERROR') {
       throw fail(ErrorCode.COUNTERPARTY_PUBKEY_FETCH_ERROR, `the public keys of ${message.domain} could not be fetched`);

@@ -13,7 +13,7 @@ import type { IncomingPayments } from '../transactions/incoming.js';
 import type { TransactionService } from '../transactions/service.js';
 import type { TransferService } from '../transfers/service.js';
 import { createAuthenticator } from './authentication.js';
-import { createKeyDirectory } from './counterparty.js';
+import { createCallSlots, createKeyDirectory, type CallPurpose } from './counterparty.js';
 import { createDeposits } from './deposit.js';
 import { createUmaDestinations } from './destinations.js';
 import { createUmaKeys, type Sealer } from './keys.js';
@@ -36,6 +36,8 @@ export interface UmaServiceDeps {
   allowPrivateCounterparties: boolean;
   /** Longest one counterparty call may take, its answer included (config.umaCounterpartyTimeoutMs). */
   counterpartyTimeoutMs: number;
+  /** Most counterparty calls in flight in the process (config.umaCounterpartyConcurrency). */
+  counterpartyConcurrency: number;
   /** Seals the platforms' UMA private keys at rest. */
   sealer: Sealer;
   jobs: JobRunner;
@@ -62,7 +64,8 @@ export interface UmaServiceDeps {
 export function createUmaService(deps: UmaServiceDeps) {
   const { database, clock, log } = deps;
   const keys = createUmaKeys({ database, clock, sealer: deps.sealer });
-  const network = { allowPrivate: deps.allowPrivateCounterparties, timeoutMs: deps.counterpartyTimeoutMs };
+  const slots = createCallSlots(deps.counterpartyConcurrency, { onRefused: refusalLogger(deps.counterpartyConcurrency, clock, log) });
+  const network = { allowPrivate: deps.allowPrivateCounterparties, timeoutMs: deps.counterpartyTimeoutMs, slots };
   const directory = createKeyDirectory(clock, network);
   const auth = createAuthenticator({ database, clock, keys: directory });
   const providers = createProviderBook({ database, clock, log, sandboxDomain: deps.sandboxUmaDomain });
@@ -112,3 +115,19 @@ export function createUmaService(deps: UmaServiceDeps) {
 }
 
 export type UmaService = ReturnType<typeof createUmaService>;
+
+/** Calls refused for want of a slot are logged at most once a minute, with how many since the last line (a flood would fill the log). */
+const REFUSAL_LOG_INTERVAL_MS = 60_000;
+
+function refusalLogger(max: number, clock: Clock, log: Logger | undefined): (purpose: CallPurpose) => void {
+  let loggedAtMs = -Infinity;
+  const counts: Record<CallPurpose, number> = { unsolicited: 0, own: 0 };
+  return (purpose) => {
+    counts[purpose]++;
+    const nowMs = clock.realNowMs();
+    if (nowMs - loggedAtMs < REFUSAL_LOG_INTERVAL_MS) return;
+    log?.warn({ refused: { ...counts }, max }, 'UMA counterparty calls refused: UMA_COUNTERPARTY_CONCURRENCY calls (half of them for unsolicited messages) are in flight');
+    loggedAtMs = nowMs;
+    counts.unsolicited = counts.own = 0;
+  };
+}

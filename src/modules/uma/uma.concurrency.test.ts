@@ -1,0 +1,136 @@
+import type { AddressInfo } from 'node:net';
+import { encodeToUrl, getSignableLnurlpRequestPayload, signPayload, type LnurlpRequest } from '@uma-sdk/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { expectError, newCustomer, type TestCustomer } from '../../../test/support/quotes.js';
+import { startFakeVasp, type FakeVasp } from '../../../test/support/uma-vasp.js';
+import { createCallSlots } from './counterparty.js';
+
+/**
+ * UMA_COUNTERPARTY_CONCURRENCY: counterparty calls in flight in one process are bounded, across
+ * all domains (the per-domain single flight and failure memory do nothing against a flood naming
+ * many domains). Unsolicited messages (anyone may send them to the protocol endpoints) get at
+ * most half of the slots; a call over the cap fails at once as an unreachable counterparty
+ * would, without a connection.
+ */
+const CONCURRENCY = 4; // two slots for unsolicited messages
+const STALL_MS = 3_000;
+let t: TestApp;
+let p: TestPlatform;
+let alice: TestCustomer;
+let domain: string;
+const vasps: FakeVasp[] = [];
+
+const http = (path: string) => fetch(`http://${domain}${path}`).then(async (r) => ({ status: r.status, body: await r.json() }));
+
+/** A loopback counterparty on a domain of its own that answers every call with headers, then stalls. */
+async function staller(): Promise<FakeVasp> {
+  const vasp = await startFakeVasp();
+  vasp.handle(() => ({ stall: true }));
+  vasps.push(vasp);
+  return vasp;
+}
+
+/** An lnurlp request for Bob, signed by `sender` and naming its domain as the one to fetch keys from. */
+async function lnurlpFrom(sender: FakeVasp): Promise<string> {
+  const request: LnurlpRequest = {
+    receiverAddress: `$bob@${domain}`,
+    nonce: String(Math.random()).slice(2),
+    timestamp: new Date(),
+    vaspDomain: sender.domain,
+    isSubjectToTravelRule: true,
+    umaVersion: '1.0',
+    signature: '',
+  };
+  request.signature = await signPayload(getSignableLnurlpRequestPayload(request), sender.privateKey);
+  const url = encodeToUrl(request);
+  return `${url.pathname}${url.search}`;
+}
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+beforeAll(async () => {
+  t = await startTestApp({ umaCounterpartyConcurrency: CONCURRENCY, umaCounterpartyTimeoutMs: STALL_MS });
+  await t.corridor.app.listen({ port: 0, host: '127.0.0.1' });
+  domain = `127.0.0.1:${(t.corridor.app.server.address() as AddressInfo).port}`;
+  p = await t.createPlatform();
+  expect((await p.api.patch('/config', { umaDomain: domain })).status).toBe(200);
+  const bob = await newCustomer(p, 'Bob Ode');
+  expect((await p.api.patch(`/customers/${bob.id}`, { customerType: 'INDIVIDUAL', umaAddress: `$bob@${domain}` })).status).toBe(200);
+  alice = await newCustomer(p, 'Alice Ng');
+});
+afterAll(async () => {
+  await t.close();
+  for (const vasp of vasps) await vasp.close();
+});
+
+describe('counterparty calls in flight', () => {
+  it('are capped across domains: unsolicited ones at half, the platform keeps the rest, and a call over the cap opens no connection', async () => {
+    const senders = await Promise.all(Array.from({ length: 5 }, staller));
+    const receivers = await Promise.all(Array.from({ length: 3 }, staller));
+    const connections = (group: FakeVasp[]) => group.reduce((n, v) => n + v.connections, 0);
+
+    // Five lnurlp requests, each naming another stalling domain: two key fetches go out and hold
+    // their slots; the other three are refused at once, as a domain whose keys are unreachable.
+    const started = Date.now();
+    const flood = senders.map(async (sender) => ({ sender, answer: await http(await lnurlpFrom(sender)), ms: Date.now() - started }));
+    await until(() => connections(senders) === 2, 'two key fetches to connect');
+    const settled = await Promise.all(flood.map((f) => Promise.race([f, new Promise<undefined>((r) => setTimeout(() => r(undefined), STALL_MS / 2))])));
+    const refused = settled.filter((s) => s !== undefined);
+    expect(refused).toHaveLength(3);
+    for (const { answer, ms } of refused) {
+      expect(answer).toEqual({ status: 424, body: { status: 'ERROR', code: 'COUNTERPARTY_PUBKEY_FETCH_ERROR', reason: expect.stringContaining('could not be fetched') } });
+      expect(ms).toBeLessThan(STALL_MS / 2);
+    }
+    expect(connections(senders)).toBe(2);
+    for (const { sender } of refused) expect(sender.connections).toBe(0);
+
+    // The platform's own lookups still go out on the other half of the slots...
+    const lookup = (receiver: FakeVasp) => p.api.get(`/receiver/uma/${encodeURIComponent(`$rita@${receiver.domain}`)}`, { customerId: alice.id });
+    const lookups = [lookup(receivers[0]), lookup(receivers[1])];
+    await until(() => receivers[0].connections === 1 && receivers[1].connections === 1, 'two lookups to connect');
+    // ...until the process has CONCURRENCY calls in flight: the next one fails at once, unsent.
+    const overCap = Date.now();
+    const refusedLookup = await lookup(receivers[2]);
+    expectError(refusedLookup, 424, 'LNURLP_REQUEST_FAILED');
+    expect(refusedLookup.body.message).toContain('too many calls to other UMA providers in flight (UMA_COUNTERPARTY_CONCURRENCY)');
+    expect(Date.now() - overCap).toBeLessThan(STALL_MS / 2);
+    expect(receivers[2].connections).toBe(0);
+
+    // The stalled calls time out as usual and give their slots back.
+    for (const f of await Promise.all(flood)) expect(f.answer.status).toBe(424);
+    for (const r of await Promise.all(lookups)) expectError(r, 424, 'LNURLP_REQUEST_FAILED');
+    expect(t.logs.some((line) => line.includes('UMA counterparty calls refused'))).toBe(true);
+
+    // A refusal for want of a slot is not remembered as the domain's failure: a refused sender
+    // that answers is asked at once, and its request goes through.
+    const { sender } = refused[0];
+    sender.handle(() => undefined); // publishes its keys
+    const retried = await http(await lnurlpFrom(sender));
+    expect(retried.status, JSON.stringify(retried.body)).toBe(200);
+    expect(sender.connections).toBe(1);
+  });
+});
+
+describe('createCallSlots', () => {
+  it('gives unsolicited calls half the slots (rounded up) and own calls all of them; a release counts once', () => {
+    const slots = createCallSlots(5);
+    const unsolicited = [slots.take('unsolicited'), slots.take('unsolicited'), slots.take('unsolicited')];
+    expect(unsolicited.every(Boolean)).toBe(true);
+    expect(slots.take('unsolicited')).toBeUndefined();
+    const own = [slots.take('own'), slots.take('own')];
+    expect(own.every(Boolean)).toBe(true);
+    expect(slots.take('own')).toBeUndefined();
+    unsolicited[0]!();
+    unsolicited[0]!(); // twice: still one slot
+    expect(slots.stats()).toEqual({ inFlight: 4, unsolicited: 2, refused: 2 });
+    expect(slots.take('own')).toBeDefined();
+    expect(slots.take('own')).toBeUndefined();
+  });
+});
