@@ -108,14 +108,15 @@ function publicOnlyLookup(resolve: Lookup): Lookup {
  * fetch whose connections reach public addresses only: a literal private address is refused, and
  * a name is resolved by `publicOnlyLookup` as the socket connects. `resolve` is for tests.
  */
-export function createPublicFetch(resolve: Lookup = lookupCallback): typeof fetch {
+export function createPublicFetch(resolve: Lookup = lookupCallback, { keepAlive = true }: { keepAlive?: boolean } = {}): typeof fetch {
   const connector = buildConnector({ lookup: publicOnlyLookup(resolve) });
   const connect: buildConnector.connector = (options, callback) => {
     const host = unbracketed(options.hostname);
     if (isIP(host) && isPrivateAddress(host)) return callback(new PrivateAddressError(host, host), null);
     connector(options, callback);
   };
-  const dispatcher = new Agent({ connect });
+  // undici's pipelining 0 sends `Connection: close` and closes the socket with the answer.
+  const dispatcher = new Agent({ connect, ...(!keepAlive && { pipelining: 0 }) });
   // undici's fetch is the one Node ships; its Response is the WHATWG one the callers read.
   return ((input: string | URL, init?: RequestInit) => undiciFetch(input, { ...(init as object), dispatcher })) as unknown as typeof fetch;
 }
@@ -132,6 +133,20 @@ export const publicFetch = createPublicFetch();
 /** The fetch for a call: `publicFetch`, or the global fetch when private targets are allowed. */
 export function fetchFor(allowPrivate: boolean): typeof fetch {
   return allowPrivate ? fetch : publicFetch;
+}
+
+const publicFetchClosing = createPublicFetch(lookupCallback, { keepAlive: false });
+const closingDispatcher = new Agent({ pipelining: 0 });
+const anyFetchClosing = ((input: string | URL, init?: RequestInit) => undiciFetch(input, { ...(init as object), dispatcher: closingDispatcher })) as unknown as typeof fetch;
+
+/**
+ * `fetchFor`, except that every connection closes with its answer instead of waiting, idle, for
+ * the next call to its origin: for calls to hosts that strangers name (UMA counterparties), where
+ * kept-alive connections (one per origin, for as long as the host's Keep-Alive asks, up to ten
+ * minutes) would outnumber any bound on the calls in flight.
+ */
+export function closingFetchFor(allowPrivate: boolean): typeof fetch {
+  return allowPrivate ? anyFetchClosing : publicFetchClosing;
 }
 
 /** At most `limit` bytes of a response's body: past them the stream is cancelled, not read. */

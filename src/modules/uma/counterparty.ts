@@ -1,7 +1,7 @@
 import { PubKeyResponse } from '@uma-sdk/core';
 import type { Clock } from '../../core/clock.js';
 import { setBounded, singleFlight } from '../../core/collections.js';
-import { fetchFor, guardRefusalOf, readCapped, ResponseTooLargeError } from '../../core/outbound.js';
+import { closingFetchFor, guardRefusalOf, readCapped, ResponseTooLargeError } from '../../core/outbound.js';
 
 /** How counterparty calls are made. */
 export interface NetworkPolicy {
@@ -133,7 +133,8 @@ function failureOf(error: unknown, url: string, timedOut: boolean, response: Res
  * then stall) and size, redirects not followed, and unless the policy allows it (development,
  * tests) never to a loopback or private address: an lnurlp or pay request names the sender's
  * domain, and Corridor fetches that domain's keys. Every failure is a CounterpartyError; with no
- * slot free in `policy.slots`, a CounterpartyBusyError before any connection is made.
+ * slot free in `policy.slots`, a CounterpartyBusyError before any connection is made. The
+ * connection closes with the answer, so the slots bound the sockets too.
  */
 export async function callCounterparty(
   url: string,
@@ -146,7 +147,8 @@ export async function callCounterparty(
   const signal = AbortSignal.timeout(policy.timeoutMs ?? COUNTERPARTY_TIMEOUT_MS);
   let response: Response | undefined;
   try {
-    response = await fetchFor(policy.allowPrivate)(url, {
+    // A connection kept alive after the call would hold a socket its slot no longer counts.
+    response = await closingFetchFor(policy.allowPrivate)(url, {
       method: init.method,
       body: init.body,
       headers: { accept: 'application/json', ...(init.body !== undefined && { 'content-type': 'application/json' }) },

@@ -1,10 +1,11 @@
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { encodeToUrl, getSignableLnurlpRequestPayload, signPayload, type LnurlpRequest } from '@uma-sdk/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { expectError, newCustomer, type TestCustomer } from '../../../test/support/quotes.js';
 import { startFakeVasp, type FakeVasp } from '../../../test/support/uma-vasp.js';
-import { createCallSlots } from './counterparty.js';
+import { callCounterparty, createCallSlots } from './counterparty.js';
 
 /**
  * UMA_COUNTERPARTY_CONCURRENCY: counterparty calls in flight in one process are bounded, across
@@ -115,6 +116,35 @@ describe('counterparty calls in flight', () => {
     const retried = await http(await lnurlpFrom(sender));
     expect(retried.status, JSON.stringify(retried.body)).toBe(200);
     expect(sender.connections).toBe(1);
+  });
+});
+
+describe('a counterparty call', () => {
+  it('closes its connection with the answer, so that the slots bound the sockets too', async () => {
+    // A counterparty that asks for its connections to be kept for ten minutes.
+    const server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json', 'keep-alive': 'timeout=600' });
+      response.end('{}');
+    });
+    server.keepAliveTimeout = 600_000;
+    let open = 0;
+    server.on('connection', (socket) => {
+      open++;
+      socket.on('close', () => open--);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const slots = createCallSlots(CONCURRENCY);
+      for (const path of ['/a', '/b', '/c']) {
+        expect((await callCounterparty(`${origin}${path}`, { method: 'GET' }, { allowPrivate: true, slots })).status).toBe(200);
+      }
+      expect(slots.stats().inFlight).toBe(0);
+      await until(() => open === 0, 'the connections to close');
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });
 
