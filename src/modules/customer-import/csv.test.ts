@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { csvRecords, CsvSyntaxError } from './csv.js';
+import { csvRecords, csvRecordsOfBytes, CsvSyntaxError, type CsvRecord } from './csv.js';
 
 const parseCsv = (text: string): string[][] => Array.from(csvRecords(text), (record) => record.values);
 
@@ -71,5 +71,87 @@ describe('csvRecords', () => {
       expect([...csvRecords(text, record.next)].map((r) => r.values)).toEqual(all.slice(i + 1).map((r) => r.values));
     });
     expect(all.at(-1)!.next).toBe(text.length);
+  });
+});
+
+/** A file in memory read as the database serves it: `length` bytes from `from`, fewer at the end; the reads are recorded. */
+function fileOf(bytes: Buffer) {
+  const reads: Array<[number, number]> = [];
+  const read = async (from: number, length: number) => {
+    reads.push([from, length]);
+    return new Uint8Array(bytes.subarray(from, from + length));
+  };
+  return { read, reads };
+}
+
+async function collect(records: AsyncIterable<CsvRecord>): Promise<CsvRecord[]> {
+  const all: CsvRecord[] = [];
+  for await (const record of records) all.push(record);
+  return all;
+}
+
+describe('csvRecordsOfBytes', () => {
+  // Every boundary a chunk can cut: inside 2-, 3- and 4-byte characters, between CR and LF, inside
+  // a doubled quote, inside a quoted field spanning lines, at blank lines, at a byte-order mark,
+  // before a U+FEFF that starts a later record (data, not a mark), and a last record without a line end.
+  const text = '\ufeffh1,h2\r\n"a,\r\n""1""",🙂\r\n\r\nb,2\n"c"\rZoë,"東京, 日本"\r\n\ufeffx,"""",\n\n"q ""uote""\nd",4\rlast,"🙂é"';
+  const bytes = Buffer.from(text, 'utf8');
+  const expected = [...csvRecords(text)].map((r) => ({ values: r.values, next: Buffer.byteLength(text.slice(0, r.next), 'utf8') }));
+
+  it('reads the records csvRecords reads, with byte offsets, whatever the chunk size', async () => {
+    expect(expected.map((r) => r.values)).toEqual([
+      ['h1', 'h2'],
+      ['a,\r\n"1"', '🙂'],
+      ['b', '2'],
+      ['c'],
+      ['Zoë', '東京, 日本'],
+      ['\ufeffx', '"', ''],
+      ['q "uote"\nd', '4'],
+      ['last', '🙂é'],
+    ]);
+    expect(expected.at(-1)!.next).toBe(bytes.length);
+    for (let chunk = 1; chunk <= bytes.length + 1; chunk++) {
+      expect(await collect(csvRecordsOfBytes(fileOf(bytes).read, 0, chunk)), `chunks of ${chunk} bytes`).toEqual(expected);
+    }
+  });
+
+  it("resumes at any record's `next` (a byte offset) with exactly the records after it", async () => {
+    for (const chunk of [1, 2, 3, 5, 8, 64]) {
+      for (const [i, record] of expected.entries()) {
+        expect(await collect(csvRecordsOfBytes(fileOf(bytes).read, record.next, chunk)), `from ${record.next}, chunks of ${chunk}`).toEqual(expected.slice(i + 1));
+      }
+    }
+  });
+
+  it('reads the file a chunk at a time, from where it starts, and only as far as the records taken', async () => {
+    const rows = Array.from({ length: 200 }, (_, i) => `row-${i},"Zoë 🙂 ""${i}""\r\nline 2"`);
+    const big = Buffer.from(['h1,h2', ...rows].join('\r\n') + '\r\n');
+    const file = fileOf(big);
+    const records = csvRecordsOfBytes(file.read, 0, 100);
+    for (let i = 0; i < 11; i++) await records.next(); // the header and ten rows
+    await records.return(undefined);
+    const tenRows = Buffer.byteLength(['h1,h2', ...rows.slice(0, 10)].join('\r\n') + '\r\n');
+    expect(file.reads[0]).toEqual([0, 100]);
+    file.reads.forEach(([from], i) => i > 0 && expect(from).toBe(file.reads[i - 1][0] + 100));
+    expect(file.reads.at(-1)![0]).toBeLessThan(tenRows + 100);
+
+    const resumed = fileOf(big);
+    const rest = await collect(csvRecordsOfBytes(resumed.read, tenRows, 100));
+    expect(rest.map((r) => r.values[0])).toEqual(rows.slice(10).map((_, i) => `row-${i + 10}`));
+    expect(resumed.reads[0]).toEqual([tenRows, 100]);
+  });
+
+  it('reads a record longer than a slice in doubling reads, not one slice at a time', async () => {
+    const long = `a,"${'é'.repeat(50_000)}"`;
+    const file = fileOf(Buffer.from(`h1,h2\n${long}\nb,c\n`));
+    const records = await collect(csvRecordsOfBytes(file.read, 0, 10));
+    expect(records.map((r) => r.values[0])).toEqual(['h1', 'a', 'b']);
+    expect(records[1].values[1]).toHaveLength(50_000);
+    expect(file.reads.length).toBeLessThan(20);
+  });
+
+  it('an unclosed quote is a syntax error only at the end of the file', async () => {
+    const records = csvRecordsOfBytes(fileOf(Buffer.from('a,b\n"open\nstill open')).read, 0, 3);
+    await expect(collect(records)).rejects.toThrow(CsvSyntaxError);
   });
 });

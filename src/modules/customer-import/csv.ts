@@ -83,6 +83,17 @@ function readRecord(text: string, start: number, line: number): CsvRecord & { li
   }
 }
 
+/** The first record at or after `start` that is not a blank line, or undefined when the text ends first. */
+function nonBlankRecord(text: string, start: number): CsvRecord | undefined {
+  let at = start;
+  while (at < text.length) {
+    const record = readRecord(text, at, 1);
+    if (record.values.length > 1 || record.values[0] !== '') return { values: record.values, next: record.next };
+    at = record.next;
+  }
+  return undefined;
+}
+
 /**
  * Reads RFC 4180 CSV one record at a time: comma-separated, fields optionally in double quotes
  * (a quote inside is doubled; quoted fields may span lines), CRLF, LF or CR line ends, a leading
@@ -98,5 +109,86 @@ export function* csvRecords(text: string, from = 0): Generator<CsvRecord> {
     at = record.next;
     line += record.lines;
     if (record.values.length > 1 || record.values[0] !== '') yield { values: record.values, next: record.next };
+  }
+}
+
+/** Reads up to `length` bytes of a file from byte `from` (0-based); fewer, or none, at its end. */
+export type ReadBytes = (from: number, length: number) => Promise<Uint8Array>;
+
+/** Bytes of `text[from, to)` in UTF-8 (the text is well-formed: a surrogate is half of a pair). */
+function utf8Length(text: string, from: number, to: number): number {
+  let bytes = 0;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      bytes += 4; // with the low surrogate after it
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+const UTF8_BOM = [0xef, 0xbb, 0xbf];
+
+/**
+ * `csvRecords` over a UTF-8 file that is read a chunk of `chunkBytes` at a time, from byte `from`
+ * (0, or a record's start: a `next` of an earlier read), so that a reader holds the records it is
+ * at and no more of the file. `next` is a byte offset into the file. A record may span chunks: a
+ * record is taken only once the text after it has been read (a CR at a chunk's end may be half of
+ * a CRLF, a quote half of a doubled one), or the file has ended; a character may span them too
+ * (the decoder keeps an incomplete one for the next chunk). The file was checked whole when it
+ * was accepted, so a syntax error before the file's end only means the record goes on. Reads
+ * are `chunkBytes`, doubled for each further read that a single record still needs.
+ */
+export async function* csvRecordsOfBytes(read: ReadBytes, from = 0, chunkBytes = 64 * 1024): AsyncGenerator<CsvRecord> {
+  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  let fetched = from; // bytes [from, fetched) have been read
+  let ended = false;
+  let text = ''; // decoded: the record being read and what was read after it
+  let pos = 0; // where the next record starts in `text`
+  let posByte = from; // ...and in the file
+  // A record longer than what the last read brought is parsed again from its start after each
+  // read: the reads double while it lasts, so that a huge record costs linear time, not quadratic.
+  let size = chunkBytes;
+  let taken = true; // a record was taken since the last read
+  const more = async () => {
+    size = taken ? chunkBytes : size * 2;
+    taken = false;
+    const chunk = await read(fetched, size);
+    fetched += chunk.length;
+    ended = chunk.length < size;
+    text += decoder.decode(chunk, { stream: !ended });
+  };
+
+  if (from === 0) {
+    // A byte-order mark is no part of the first record, and its 3 bytes count in the offsets.
+    while (!ended && fetched < UTF8_BOM.length) await more();
+    if (text.charCodeAt(0) === BOM) {
+      pos = 1;
+      posByte = UTF8_BOM.length;
+    }
+  }
+  for (;;) {
+    let record: CsvRecord | undefined;
+    try {
+      record = nonBlankRecord(text, pos);
+    } catch (error) {
+      if (!(error instanceof CsvSyntaxError) || ended) throw error;
+      record = undefined; // a quoted field goes on past what was read
+    }
+    if (record && (record.next < text.length || ended)) {
+      posByte += utf8Length(text, pos, record.next);
+      pos = record.next;
+      taken = true;
+      yield { values: record.values, next: posByte };
+      continue;
+    }
+    if (ended) return; // blank lines at most were left
+    // Keep only the record being read, and read on.
+    text = text.slice(pos);
+    pos = 0;
+    await more();
   }
 }
