@@ -1,3 +1,4 @@
+import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { expectStatus, sendForm } from '../../../test/support/verification.js';
@@ -25,10 +26,31 @@ function bigCsv(): string {
 const upload = (platform: TestPlatform, text: string) => sendForm(platform, 'POST', '/customers/bulk/csv', {}, [{ fileName: 'big.csv', contentType: 'text/csv', content: Buffer.from(text) }]);
 const job = async (platform: TestPlatform, id: string) => expectStatus(await platform.api.get(`/customers/bulk/jobs/${id}`), 200);
 
-/** Another import service on the same database, as a second process would have, with its own run budget. */
-function anotherProcess(runBudgetMs: number, customers: Pick<CustomerService, 'create'> = t.corridor.services.customers) {
-  const { database, clock, log, services } = t.corridor;
-  return createCustomerImport({ database, clock, log, customers, platforms: services.platforms, maxBytes: 1 << 20, maxRows: ROWS, runBudgetMs });
+/** Another import service on the same database, as a second process would have, with its own run budget (and size of the slices it reads). */
+function anotherProcess(runBudgetMs: number, customers: Pick<CustomerService, 'create'> = t.corridor.services.customers, options: { chunkBytes?: number; database?: typeof t.corridor.database } = {}) {
+  const { clock, log, services } = t.corridor;
+  const database = options.database ?? t.corridor.database;
+  return createCustomerImport({ database, clock, log, customers, platforms: services.platforms, maxBytes: 1 << 20, maxRows: ROWS, runBudgetMs, chunkBytes: options.chunkBytes });
+}
+
+/** The database as an import service sees it, counting the bytes of the stored file its queries return. */
+function countingFileReads() {
+  let bytes = 0;
+  const plugin: KyselyPlugin = {
+    transformQuery: (args) => args.node,
+    async transformResult(args) {
+      for (const row of args.result.rows as Array<Record<string, unknown>>) {
+        for (const key of ['csv', 'slice']) {
+          const value = row[key];
+          if (typeof value === 'string') bytes += Buffer.byteLength(value);
+          else if (value instanceof Uint8Array) bytes += value.length;
+        }
+      }
+      return args.result;
+    },
+  };
+  const database = { ...t.corridor.database, db: t.corridor.database.db.withPlugin(plugin) };
+  return { database, read: () => bytes, reset: () => void (bytes = 0) };
 }
 
 beforeAll(async () => {
@@ -37,16 +59,17 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 describe('bulk import runs', () => {
-  it('imports a large file across many short runs in two processes, every row exactly once', async () => {
+  it('imports a large file across many short runs in two processes, every row exactly once, reading it in slices that split records and characters', async () => {
     const p = await t.createPlatform();
     const { jobId } = expectStatus(await upload(p, bigCsv()), 202);
-    const processes = [anotherProcess(20), anotherProcess(20)];
+    // Slices of odd sizes: their ends fall inside quoted fields, CRLFs, and 2- and 4-byte characters.
+    const processes = [anotherProcess(20, undefined, { chunkBytes: 61 }), anotherProcess(20, undefined, { chunkBytes: 333 })];
     let runs = 0;
     while ((await job(p, jobId)).status !== 'COMPLETED' && runs < ROWS + 10) {
       await processes[runs % 2].run(jobId);
       runs++;
       // Once, mid-way, forget the offset, as for an import counted before it was stored.
-      if (runs === 10) await t.corridor.database.db.updateTable('bulk_imports').set({ resume_at: null }).where('id', '=', jobId).execute();
+      if (runs === 10) await t.corridor.database.db.updateTable('bulk_imports').set({ resume_byte: null }).where('id', '=', jobId).execute();
     }
     expect(runs).toBeGreaterThan(10);
 
@@ -60,6 +83,28 @@ describe('bulk import runs', () => {
       expect(found, `run-${i}`).toHaveLength(1);
       expect(found[0]).toMatchObject({ fullName: `Zoë 🙂 "${i}"`, address: { line1: `${i} Main St,\r\nApt "B"` } });
     }
+  }, 300_000);
+
+  it('a run reads the stored file from where its rows start, a slice at a time, not the whole file', async () => {
+    const p = await t.createPlatform();
+    const text = bigCsv();
+    const { jobId } = expectStatus(await upload(p, text), 202);
+    const CHUNK = 1_000;
+    const counting = countingFileReads();
+    const process = anotherProcess(20, undefined, { chunkBytes: CHUNK, database: counting.database });
+    const offset = async () => (await t.corridor.database.db.selectFrom('bulk_imports').select('resume_byte').where('id', '=', jobId).executeTakeFirstOrThrow()).resume_byte ?? 0;
+    let runs = 0;
+    while ((await job(p, jobId)).status !== 'COMPLETED') {
+      const before = await offset();
+      counting.reset();
+      await process.run(jobId);
+      const after = (await job(p, jobId)).status === 'COMPLETED' ? Buffer.byteLength(text) : await offset();
+      // The header's slice, the rows it imported, and at most a slice past them (to see the last one end).
+      expect(counting.read(), `run ${runs}: rows from byte ${before} to ${after}`).toBeLessThanOrEqual(CHUNK + (after - before) + 2 * CHUNK);
+      runs++;
+    }
+    expect(runs).toBeGreaterThan(10);
+    expect((await job(p, jobId)).progress).toMatchObject({ total: ROWS, processed: ROWS });
   }, 300_000);
 
   it('a process runs at most four imports at once; a fifth is scheduled for later', async () => {

@@ -12,10 +12,11 @@ declare module '../../db/schema.js' {
       platform_id: string;
       status: ImportStatus;
       file_name: string | null;
-      csv: string | null;
+      /** The uploaded file (UTF-8 bytes), until the import ends. */
+      csv: Uint8Array | null;
       total: number;
       processed: import('kysely').Generated<number>;
-      resume_at: number | null;
+      resume_byte: number | null;
       successful: import('kysely').Generated<number>;
       failed: import('kysely').Generated<number>;
       created_at: Date;
@@ -41,8 +42,8 @@ export interface ImportRow {
   file_name: string | null;
   total: number;
   processed: number;
-  /** Offset in the CSV where row `processed` starts; null: count from the header. */
-  resume_at: number | null;
+  /** Byte offset in the CSV where row `processed` starts; null: count from the header. */
+  resume_byte: number | null;
   successful: number;
   failed: number;
   created_at: Date;
@@ -65,9 +66,9 @@ export class StaleProgress extends Error {
   }
 }
 
-const COLUMNS = ['id', 'platform_id', 'status', 'file_name', 'total', 'processed', 'resume_at', 'successful', 'failed', 'created_at', 'updated_at', 'completed_at'] as const;
+const COLUMNS = ['id', 'platform_id', 'status', 'file_name', 'total', 'processed', 'resume_byte', 'successful', 'failed', 'created_at', 'updated_at', 'completed_at'] as const;
 
-export async function insertImport(trx: Trx, row: Omit<ImportRow, 'processed' | 'resume_at' | 'successful' | 'failed'> & { csv: string }): Promise<void> {
+export async function insertImport(trx: Trx, row: Omit<ImportRow, 'processed' | 'resume_byte' | 'successful' | 'failed'> & { csv: Uint8Array }): Promise<void> {
   await trx.insertInto('bulk_imports').values(row).execute();
 }
 
@@ -78,10 +79,17 @@ export async function findImport(ex: Executor, platformId: string | null, id: st
   return query.executeTakeFirst();
 }
 
-/** The stored CSV; null once the import has ended. */
-export async function importCsv(ex: Executor, id: string): Promise<string | null> {
-  const row = await ex.selectFrom('bulk_imports').select('csv').where('id', '=', id).executeTakeFirst();
-  return row?.csv ?? null;
+/**
+ * `length` bytes of the stored CSV from byte `from` (0-based; fewer at its end), read by the
+ * database from the stored value without the rest of it; null once the import has ended.
+ */
+export async function csvSlice(ex: Executor, id: string, from: number, length: number): Promise<Uint8Array | null> {
+  const row = await ex
+    .selectFrom('bulk_imports')
+    .select(sql<Uint8Array | null>`substring(csv from ${from + 1} for ${length})`.as('slice'))
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row?.slice ?? null;
 }
 
 export async function markProcessing(ex: Executor, id: string, now: Date): Promise<void> {
@@ -91,7 +99,7 @@ export async function markProcessing(ex: Executor, id: string, now: Date): Promi
 /**
  * Records row `index` (0-based) as done, in the transaction that did its work: only when it is
  * the next row, so a row is counted, and its customer created, exactly once. `next` is where the
- * following row starts in the CSV; it moves with the count, so a run that dies resumes at the
+ * following row starts in the CSV, in bytes; it moves with the count, so a run that dies resumes at the
  * first row not counted.
  */
 export async function advance(trx: Trx, id: string, step: { index: number; next: number; ok: boolean }, now: Date): Promise<void> {
@@ -100,7 +108,7 @@ export async function advance(trx: Trx, id: string, step: { index: number; next:
     .updateTable('bulk_imports')
     .set({
       processed: sql`processed + 1`,
-      resume_at: next,
+      resume_byte: next,
       successful: ok ? sql`successful + 1` : sql`successful`,
       failed: ok ? sql`failed` : sql`failed + 1`,
       updated_at: now,

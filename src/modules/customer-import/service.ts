@@ -10,7 +10,7 @@ import { transact } from '../../db/transact.js';
 import type { UploadedFile } from '../../http/multipart.js';
 import type { CustomerService } from '../customers/service.js';
 import type { Platform, PlatformService } from '../platform/service.js';
-import { CsvSyntaxError, csvRecords, type CsvRecord } from './csv.js';
+import { CsvSyntaxError, csvRecords, csvRecordsOfBytes, type CsvRecord, type ReadBytes } from './csv.js';
 import * as repo from './repository.js';
 import type { ImportRow, RowError } from './repository.js';
 import { CSV_COLUMNS, customerFromRow, HEADER_REQUIRED, toColumn } from './rows.js';
@@ -24,11 +24,15 @@ export const IMPORT_JOB = 'customers.bulk-import';
  */
 const RUN_BUDGET_MS = 2_000;
 /**
- * Runs one process does at once (each holds its file, up to BULK_IMPORT_MAX_BYTES, in memory);
- * an import over the limit is scheduled again a run budget later. The runner claims up to 160
- * jobs in a round, and without a limit as many imports could be held at once.
+ * Runs one process does at once; an import over the limit is scheduled again a run budget later.
+ * The runner claims up to 160 jobs in a round, and without a limit as many imports would create
+ * customers at once (each run held its whole file too, before runs read it in slices).
  */
 const PARALLEL_RUNS = 4;
+/** A run reads its stored file this many bytes at a time, from where its rows start. */
+const CHUNK_BYTES = 64 * 1024;
+/** The header is read in a smaller slice (it is read again by every run). */
+const HEADER_CHUNK_BYTES = 4 * 1024;
 /** Errors carried in the BULK_UPLOAD.* webhook; the job resource lists them all. */
 const WEBHOOK_ERRORS = 100;
 const CSV_TYPES = new Set(['text/csv', 'application/csv', 'text/plain', 'application/vnd.ms-excel', 'application/octet-stream']);
@@ -44,10 +48,18 @@ export interface CustomerImportDeps {
   wakeWebhooks?: () => void;
   /** How long one job run imports rows before it schedules the rest (default 2 s; tests shorten it). */
   runBudgetMs?: number;
+  /** Bytes of the stored file a run reads at a time (default 64 KiB; tests shorten it). */
+  chunkBytes?: number;
 }
 
-/** The file as text, checked as a whole: encoding, syntax, header and row count. */
-function readCsv(file: UploadedFile | undefined, maxRows: number): { rows: number; text: string } {
+/** The stored file is gone: the import ended (in another process) while this run read it. */
+class ImportEnded extends Error {}
+
+/**
+ * The file checked as a whole (encoding, syntax, header and row count), and the bytes to store:
+ * those of the text parsed here, which the decoder read without its byte-order mark.
+ */
+function readCsv(file: UploadedFile | undefined, maxRows: number): { rows: number; bytes: Buffer } {
   if (!file?.bytes) throw invalidInput('file', 'a CSV file is required, in the `file` field', 'required');
   if (file.size === 0) throw invalidInput('file', 'the file is empty', 'minSize');
   if (!CSV_TYPES.has(file.declaredType)) throw invalidInput('file', `the file must be CSV (text/csv), not ${file.declaredType}`, 'fileType');
@@ -62,7 +74,8 @@ function readCsv(file: UploadedFile | undefined, maxRows: number): { rows: numbe
   checkHeader(header.map((h) => h.trim()));
   if (rows === 0) throw invalidInput('file', 'the file has a header but no customer rows', 'minItems');
   if (rows > maxRows) throw invalidInput('file', `the file has ${rows} rows; at most ${maxRows} are accepted in one import`, 'maxItems');
-  return { rows, text };
+  const bytes = file.bytes;
+  return { rows, bytes: bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes };
 }
 
 /** The header and the number of rows after it; the rows are read and let go, one at a time. */
@@ -104,16 +117,20 @@ interface RowAt {
 }
 
 /**
- * The header's columns, and the rows from row `processed` on: read from the offset stored with
- * the count, so rows done by earlier runs are not parsed again. An import counted before the
- * offset was stored has none, and skips `processed` rows.
+ * The header's columns, and the rows from row `processed` on, read from the stored file a slice
+ * at a time from the byte offset stored with the count: rows done by earlier runs are neither
+ * read nor parsed again. An import counted before the offset was stored has none, and reads past
+ * `processed` rows from the header.
  */
-function rowsFrom(csv: string, job: ImportRow): { columns: string[]; rows: Iterable<CsvRecord> } {
-  const records = csvRecords(csv);
-  const columns = (records.next().value as CsvRecord).values.map((h) => h.trim());
-  if (job.resume_at !== null) return { columns, rows: csvRecords(csv, job.resume_at) };
-  for (let skipped = 0; skipped < job.processed; skipped++) records.next();
-  return { columns, rows: records };
+async function rowsFrom(read: ReadBytes, job: ImportRow, chunkBytes: number): Promise<{ columns: string[]; rows: AsyncIterable<CsvRecord> }> {
+  const fromStart = csvRecordsOfBytes(read, 0, job.resume_byte === null ? chunkBytes : Math.min(HEADER_CHUNK_BYTES, chunkBytes));
+  const columns = ((await fromStart.next()).value as CsvRecord).values.map((h) => h.trim());
+  if (job.resume_byte !== null) {
+    await fromStart.return(undefined);
+    return { columns, rows: csvRecordsOfBytes(read, job.resume_byte, chunkBytes) };
+  }
+  for (let skipped = 0; skipped < job.processed; skipped++) await fromStart.next();
+  return { columns, rows: fromStart };
 }
 
 function present(row: ImportRow, errors: RowError[]): ImportJobView {
@@ -130,17 +147,19 @@ export function createCustomerImport(deps: CustomerImportDeps) {
   const { database, clock } = deps;
   const { db } = database;
   const runBudgetMs = deps.runBudgetMs ?? RUN_BUDGET_MS;
+  const chunkBytes = deps.chunkBytes ?? CHUNK_BYTES;
   /** Imports this process is running now. */
   let running = 0;
 
   /** POST /customers/bulk/csv: checks the file, stores it with its job, and answers at once. */
   async function accept(ctx: ServiceContext<Platform>, file: UploadedFile | undefined): Promise<ImportAccepted> {
     const { platform } = ctx;
-    const { rows, text } = readCsv(file, deps.maxRows);
+    const { rows, bytes } = readCsv(file, deps.maxRows);
     const now = clock.now(platform);
     const id = newId('Job');
     return ctx.tx(async (trx) => {
-      await repo.insertImport(trx, { id, platform_id: platform.id, status: 'PENDING', file_name: file!.fileName, csv: text, total: rows, created_at: now, updated_at: now, completed_at: null });
+      // The text's UTF-8 (it was decoded from these bytes, strictly), read back in slices by runs.
+      await repo.insertImport(trx, { id, platform_id: platform.id, status: 'PENDING', file_name: file!.fileName, csv: bytes, total: rows, created_at: now, updated_at: now, completed_at: null });
       await enqueueJobs(trx, platform, [{ kind: IMPORT_JOB, payload: { importId: id }, maxAttempts: 20 }], clock);
       return { jobId: id, status: 'PENDING' as const };
     });
@@ -230,16 +249,24 @@ export function createCustomerImport(deps: CustomerImportDeps) {
 
   /** Rows from where the last run stopped until the budget is spent (one at least), then the rest in a new job. */
   async function importRows(platform: Platform, job: ImportRow, lastTry: boolean): Promise<void> {
-    const csv = await repo.importCsv(db, job.id);
-    if (csv === null) return;
-    await repo.markProcessing(db, job.id, clock.now(platform));
-    const { columns, rows } = rowsFrom(csv, job);
-    const deadline = clock.realNowMs() + runBudgetMs;
-    let index = job.processed;
-    for (const record of rows) {
-      if (!(await importRow(platform, job.id, columns, { index, record }, lastTry))) return;
-      index++;
-      if (index < job.total && clock.realNowMs() > deadline) return continueLater(platform, job.id);
+    const read: ReadBytes = async (from, length) => {
+      const slice = await repo.csvSlice(db, job.id, from, length);
+      if (slice === null) throw new ImportEnded();
+      return slice;
+    };
+    try {
+      const { columns, rows } = await rowsFrom(read, job, chunkBytes);
+      await repo.markProcessing(db, job.id, clock.now(platform));
+      const deadline = clock.realNowMs() + runBudgetMs;
+      let index = job.processed;
+      for await (const record of rows) {
+        if (!(await importRow(platform, job.id, columns, { index, record }, lastTry))) return;
+        index++;
+        if (index < job.total && clock.realNowMs() > deadline) return continueLater(platform, job.id);
+      }
+    } catch (error) {
+      if (error instanceof ImportEnded) return;
+      throw error;
     }
     await finish(platform, job.id);
   }
