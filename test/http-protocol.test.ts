@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiClient, basicAuth, startTestApp, type TestApp, type TestPlatform } from './support/app.js';
+import { apiClient, basicAuth, rawExchange, startTestApp, type TestApp, type TestPlatform } from './support/app.js';
 
 /** HTTP as clients send it: methods, charsets, encodings, header counts (docs/api/platform.md, "HTTP details"). */
 let t: TestApp;
@@ -114,15 +114,7 @@ describe('requests', () => {
   });
 
   it('without a Host header are 400 in the error envelope, and the connection closes; HTTP/1.0 needs none', async () => {
-    const address = t.corridor.app.server.listening ? `http://127.0.0.1:${(t.corridor.app.server.address() as { port: number }).port}` : await t.corridor.app.listen({ host: '127.0.0.1', port: 0 });
-    const exchange = (request: string) =>
-      new Promise<string>((resolve) => {
-        const socket = connect(Number(new URL(address).port), '127.0.0.1');
-        let answer = '';
-        socket.on('data', (chunk) => (answer += chunk.toString()));
-        socket.on('close', () => resolve(answer));
-        socket.write(request);
-      });
+    const exchange = (request: string) => rawExchange(t, request);
     const authorization = `Authorization: ${basicAuth(p.credentials)}\r\n`;
     for (const request of [`GET /2025-10-13/config HTTP/1.1\r\n${authorization}\r\n`, `GET /2025-10-13/config HTTP/1.1\r\nHost:\r\n${authorization}\r\n`, 'GET /nowhere HTTP/1.1\r\n\r\n']) {
       // Kept alive, the socket would not close and the exchange would not end.

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from 'node:net';
-import { apiClient, basicAuth, startTestApp, type TestApp, type TestPlatform } from './support/app.js';
+import { apiClient, basicAuth, rawExchange, startTestApp, type TestApp, type TestPlatform } from './support/app.js';
 
 let t: TestApp;
 let p: TestPlatform;
@@ -318,16 +318,7 @@ describe('request bodies', () => {
   });
 
   it('requests that are not HTTP, or whose headers are over 16 KiB, are answered in the envelope', async () => {
-    const address = t.corridor.app.server.listening ? `http://127.0.0.1:${(t.corridor.app.server.address() as { port: number }).port}` : await t.corridor.app.listen({ host: '127.0.0.1', port: 0 });
-    const exchange = (request: string) =>
-      new Promise<string>((resolve) => {
-        const socket = connect(Number(new URL(address).port), '127.0.0.1');
-        let answer = '';
-        socket.on('data', (chunk) => (answer += chunk.toString()));
-        socket.on('close', () => resolve(answer));
-        socket.on('error', () => {});
-        socket.write(request);
-      });
+    const exchange = (request: string) => rawExchange(t, request);
     const cases = [
       ['GET /2025-10-13/config HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n', 400, 'INVALID_INPUT'],
       ['GET /2025-10-13/config HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n', 400, 'INVALID_INPUT'],

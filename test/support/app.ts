@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import type { InjectOptions } from 'fastify';
 import { createPlatformWithToken } from '../../src/bootstrap.js';
@@ -176,4 +177,22 @@ async function eventProblems(corridor: Corridor, platformIds: string[]): Promise
   const rows = await corridor.database.db.selectFrom('events').select(['id', 'type', 'data', 'created_at']).where('platform_id', 'in', platformIds).execute();
   const envelopes = rows.map((e) => ({ id: e.id, type: e.type, timestamp: e.created_at.toISOString(), data: e.data }));
   return envelopes.map(webhookProblems).filter((p): p is string => p !== undefined);
+}
+
+/**
+ * Sends `request` as raw bytes on a new connection to `t`'s server (listening on a free port
+ * first if it is not yet) and resolves to everything it answers once the connection closes: for
+ * requests no HTTP client would send.
+ */
+export async function rawExchange(t: TestApp, request: string): Promise<string> {
+  const { server } = t.corridor.app;
+  if (!server.listening) await t.corridor.app.listen({ host: '127.0.0.1', port: 0 });
+  return new Promise<string>((resolve) => {
+    const socket = connect((server.address() as { port: number }).port, '127.0.0.1');
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk.toString()));
+    socket.on('close', () => resolve(answer));
+    socket.on('error', () => {});
+    socket.write(request);
+  });
 }

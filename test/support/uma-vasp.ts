@@ -1,7 +1,7 @@
 import { generateEcKeyPair } from '../../src/core/ec-keys.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { signPayload } from '@uma-sdk/core';
+import { encodeToUrl, getSignableLnurlpRequestPayload, signPayload, type LnurlpRequest } from '@uma-sdk/core';
 
 /** One request the fake VASP got. */
 export interface VaspRequest {
@@ -103,4 +103,20 @@ export async function startFakeVasp(): Promise<FakeVasp> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   vasp.domain = `127.0.0.1:${(server.address() as AddressInfo).port}`;
   return vasp;
+}
+
+/** The path and query of an lnurlp request for `receiverAddress`, signed by `sender` and naming its domain as the one to fetch keys from. */
+export async function lnurlpRequestPath(sender: FakeVasp, receiverAddress: string): Promise<string> {
+  const request: LnurlpRequest = {
+    receiverAddress,
+    nonce: String(Math.random()).slice(2),
+    timestamp: new Date(),
+    vaspDomain: sender.domain,
+    isSubjectToTravelRule: true,
+    umaVersion: '1.0',
+    signature: '',
+  };
+  request.signature = await signPayload(getSignableLnurlpRequestPayload(request), sender.privateKey);
+  const url = encodeToUrl(request);
+  return `${url.pathname}${url.search}`;
 }

@@ -1,10 +1,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { encodeToUrl, getSignableLnurlpRequestPayload, signPayload, type LnurlpRequest } from '@uma-sdk/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { expectError, newCustomer, type TestCustomer } from '../../../test/support/quotes.js';
-import { startFakeVasp, type FakeVasp } from '../../../test/support/uma-vasp.js';
+import { lnurlpRequestPath, startFakeVasp, type FakeVasp } from '../../../test/support/uma-vasp.js';
 import { callCounterparty, createCallSlots } from './counterparty.js';
 
 /**
@@ -30,22 +29,6 @@ async function staller(): Promise<FakeVasp> {
   vasp.handle(() => ({ stall: true }));
   vasps.push(vasp);
   return vasp;
-}
-
-/** An lnurlp request for Bob, signed by `sender` and naming its domain as the one to fetch keys from. */
-async function lnurlpFrom(sender: FakeVasp): Promise<string> {
-  const request: LnurlpRequest = {
-    receiverAddress: `$bob@${domain}`,
-    nonce: String(Math.random()).slice(2),
-    timestamp: new Date(),
-    vaspDomain: sender.domain,
-    isSubjectToTravelRule: true,
-    umaVersion: '1.0',
-    signature: '',
-  };
-  request.signature = await signPayload(getSignableLnurlpRequestPayload(request), sender.privateKey);
-  const url = encodeToUrl(request);
-  return `${url.pathname}${url.search}`;
 }
 
 async function until(condition: () => boolean, what: string): Promise<void> {
@@ -80,7 +63,7 @@ describe('counterparty calls in flight', () => {
     // Five lnurlp requests, each naming another stalling domain: two key fetches go out and hold
     // their slots; the other three are refused at once, as a domain whose keys are unreachable.
     const started = Date.now();
-    const flood = senders.map(async (sender) => ({ sender, answer: await http(await lnurlpFrom(sender)), ms: Date.now() - started }));
+    const flood = senders.map(async (sender) => ({ sender, answer: await http(await lnurlpRequestPath(sender, `$bob@${domain}`)), ms: Date.now() - started }));
     await until(() => connections(senders) === 2, 'two key fetches to connect');
     const settled = await Promise.all(flood.map((f) => Promise.race([f, new Promise<undefined>((r) => setTimeout(() => r(undefined), STALL_MS / 2))])));
     const refused = settled.filter((s) => s !== undefined);
@@ -113,7 +96,7 @@ describe('counterparty calls in flight', () => {
     // that answers is asked at once, and its request goes through.
     const { sender } = refused[0];
     sender.handle(() => undefined); // publishes its keys
-    const retried = await http(await lnurlpFrom(sender));
+    const retried = await http(await lnurlpRequestPath(sender, `$bob@${domain}`));
     expect(retried.status, JSON.stringify(retried.body)).toBe(200);
     expect(sender.connections).toBe(1);
   });

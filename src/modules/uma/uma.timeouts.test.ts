@@ -1,9 +1,8 @@
 import type { AddressInfo } from 'node:net';
-import { encodeToUrl, getSignableLnurlpRequestPayload, signPayload, type LnurlpRequest } from '@uma-sdk/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holdableClock, startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { expectError, newCustomer, type TestCustomer } from '../../../test/support/quotes.js';
-import { startFakeVasp, type FakeVasp } from '../../../test/support/uma-vasp.js';
+import { lnurlpRequestPath, startFakeVasp, type FakeVasp } from '../../../test/support/uma-vasp.js';
 import { callCounterparty, CounterpartyError, FAILED_DOMAIN_MEMORY_MS } from './counterparty.js';
 
 /**
@@ -22,22 +21,6 @@ let staller: FakeVasp;
 const http = (path: string) => fetch(`http://${domain}${path}`).then(async (r) => ({ status: r.status, body: await r.json() }));
 const keyFetches = (vasp: FakeVasp) => vasp.requests.filter((r) => r.url.startsWith('/.well-known/lnurlpubkey')).length;
 const errorLines = () => t.logs.filter((line) => JSON.parse(line).level >= 50);
-
-/** An lnurlp request for Bob, signed by `sender` and naming its domain as the one to fetch keys from. */
-async function lnurlpFrom(sender: FakeVasp): Promise<string> {
-  const request: LnurlpRequest = {
-    receiverAddress: `$bob@${domain}`,
-    nonce: String(Math.random()).slice(2),
-    timestamp: new Date(),
-    vaspDomain: sender.domain,
-    isSubjectToTravelRule: true,
-    umaVersion: '1.0',
-    signature: '',
-  };
-  request.signature = await signPayload(getSignableLnurlpRequestPayload(request), sender.privateKey);
-  const url = encodeToUrl(request);
-  return `${url.pathname}${url.search}`;
-}
 
 beforeAll(async () => {
   t = await startTestApp({ umaCounterpartyTimeoutMs: TIMEOUT_MS }, { clock: time.clock });
@@ -96,18 +79,18 @@ describe('an lnurlp request whose sender\'s keys stall mid-answer', () => {
     try {
       let stalling = true;
       sender.handle((request) => (stalling && request.url.startsWith('/.well-known/lnurlpubkey') ? { stall: true } : undefined));
-      const answers = await Promise.all(Array.from({ length: 20 }, async () => http(await lnurlpFrom(sender))));
+      const answers = await Promise.all(Array.from({ length: 20 }, async () => http(await lnurlpRequestPath(sender, `$bob@${domain}`))));
       for (const answer of answers) {
         expect(answer).toEqual({ status: 424, body: { status: 'ERROR', code: 'COUNTERPARTY_PUBKEY_FETCH_ERROR', reason: `the public keys of ${sender.domain} could not be fetched` } });
       }
       expect(keyFetches(sender)).toBe(1);
       // Within the memory period the domain is not asked again, even once it would answer.
       stalling = false;
-      expect((await http(await lnurlpFrom(sender))).status).toBe(424);
+      expect((await http(await lnurlpRequestPath(sender, `$bob@${domain}`))).status).toBe(424);
       expect(keyFetches(sender)).toBe(1);
       // After it, a counterparty that recovered is asked again and its request answered.
       time.skip(FAILED_DOMAIN_MEMORY_MS);
-      const recovered = await http(await lnurlpFrom(sender));
+      const recovered = await http(await lnurlpRequestPath(sender, `$bob@${domain}`));
       expect(recovered.status, JSON.stringify(recovered.body)).toBe(200);
       expect(keyFetches(sender)).toBe(2);
       expect(errorLines()).toEqual([]);
