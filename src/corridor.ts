@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import pino, { type Logger } from 'pino';
 import type { FastifyRequest } from 'fastify';
 import type { Config } from './config.js';
@@ -133,6 +134,11 @@ export async function createCore(options: CorridorOptions): Promise<CorridorCore
   };
 }
 
+/** Makes Node end the connection once this answer is sent, unless its headers are already out. */
+function closesItsConnection(response: ServerResponse): void {
+  if (!response.headersSent) response.setHeader('connection', 'close');
+}
+
 /** The composition root of a server: the core plus the HTTP app and the background workers. */
 export async function createCorridor(options: CorridorOptions): Promise<Corridor> {
   const core = await createCore(options);
@@ -143,22 +149,32 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
   let maintaining: NodeJS.Timeout | undefined;
   let vacuuming: NodeJS.Timeout | undefined;
   let closed: Promise<ShutdownOutcome> | undefined;
-  // Requests whose headers have arrived and whose answer has not been sent (or whose connection has not dropped).
-  let requestsInFlight = 0;
+  // Answers to requests whose headers have arrived, not yet sent (or whose connection has not dropped).
+  const answering = new Set<ServerResponse>();
   let draining = false;
+  let idleSweep: NodeJS.Immediate | undefined;
   app.server.on('request', (_request, response) => {
-    requestsInFlight++;
+    answering.add(response);
+    if (draining) closesItsConnection(response);
     response.once('close', () => {
-      requestsInFlight--;
+      answering.delete(response);
       // The server closes the connections idle when the shutdown starts, not those that become
-      // idle later: a kept-alive connection whose request was answered while draining held the
+      // idle later: a kept-alive connection whose answer went out before the drain held the
       // shutdown until its limit. Its request is done, so it goes now (once Node counts it idle).
-      if (draining) setImmediate(() => app.server.closeIdleConnections());
+      if (draining) idleSweep ??= setImmediate(() => {
+        idleSweep = undefined;
+        app.server.closeIdleConnections();
+      });
     });
   });
+  /** Draining: answers not yet sent say `Connection: close`, so a client does not reuse a connection about to go. */
+  const startDraining = () => {
+    draining = true;
+    for (const response of answering) closesItsConnection(response);
+  };
   const openConnections = () =>
     new Promise<number>((resolve) => app.server.getConnections((err, count) => resolve(err ? -1 : count)));
-  const inFlight = async () => ({ requestsInFlight, connections: await openConnections(), webhookTries: services.webhooks.triesInFlight() });
+  const inFlight = async () => ({ requestsInFlight: answering.size, connections: await openConnections(), webhookTries: services.webhooks.triesInFlight() });
 
   /**
    * The shutdown: the HTTP server stops taking requests (new ones on open connections get 503)
@@ -185,7 +201,7 @@ export async function createCorridor(options: CorridorOptions): Promise<Corridor
     let forceDatabase = false;
     try {
       const webhooksStopped = services.webhooks.stop(limitMs);
-      draining = true;
+      startDraining();
       const httpClosed = app.close();
       if (!(await settlesWithin(httpClosed, left()))) {
         forceDatabase = true;

@@ -374,6 +374,28 @@ describe('request bodies', () => {
     expect(body).toEqual({ status: 503, code: 'SERVICE_UNAVAILABLE', message: expect.any(String) });
   });
 
+  it('an answer to a request in flight when the shutdown starts says Connection: close, so the client does not reuse the connection', async () => {
+    const closing = await startTestApp();
+    const { credentials } = await closing.createPlatform();
+    const address = await closing.corridor.app.listen({ host: '127.0.0.1', port: 0 });
+    const socket = connect(Number(new URL(address).port), '127.0.0.1');
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk.toString()));
+    const ended = new Promise((resolve) => socket.on('close', resolve));
+    await new Promise((resolve) => socket.on('connect', resolve));
+    // Headers and part of the body: the request is in flight when closing starts.
+    const body = JSON.stringify({ name: 'drained', permissions: ['VIEW'] });
+    socket.write(`POST /2025-10-13/tokens HTTP/1.1\r\nHost: x\r\nAuthorization: ${basicAuth(credentials)}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const closed = closing.close();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    socket.write(body.slice(5));
+    await ended;
+    await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 201 /);
+    expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+  });
+
   it('lists at most 50 field errors, however many fields are wrong', async () => {
     const body: Record<string, unknown> = { name: 'many', permissions: ['VIEW'] };
     for (let i = 0; i < 5_000; i++) body[`unknown${i}`] = i;
