@@ -116,7 +116,7 @@ describe('requests', () => {
   it('without a Host header are 400 in the error envelope, and the connection closes; HTTP/1.0 needs none', async () => {
     const exchange = (request: string) => rawExchange(t, request);
     const authorization = `Authorization: ${basicAuth(p.credentials)}\r\n`;
-    for (const request of [`GET /2025-10-13/config HTTP/1.1\r\n${authorization}\r\n`, `GET /2025-10-13/config HTTP/1.1\r\nHost:\r\n${authorization}\r\n`, 'GET /nowhere HTTP/1.1\r\n\r\n']) {
+    for (const request of [`GET /2025-10-13/config HTTP/1.1\r\n${authorization}\r\n`, `GET /2025-10-13/config HTTP/1.1\r\nHost:\r\n${authorization}\r\n`, 'GET /nowhere HTTP/1.1\r\n\r\n', 'POST /uma/settle HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}']) {
       // Kept alive, the socket would not close and the exchange would not end.
       const answer = await exchange(request);
       expect(answer).toMatch(/^HTTP\/1\.1 400 /);

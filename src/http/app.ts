@@ -30,7 +30,7 @@ import type { CoreDeps, Services } from '../services.js';
 import { documentAuthErrors, installAuth } from './auth.js';
 import { documentCommonErrors, ErrorEnvelope } from './common-schemas.js';
 import { installReadCoalescing } from './coalescing.js';
-import { clientErrors, envelope, frameworkErrors, hasEmptySegment, installErrorHandling } from './errors.js';
+import { clientErrors, envelope, frameworkErrors, hasEmptySegment, installErrorHandling, sendError } from './errors.js';
 import { settleWithin } from './deadline.js';
 import { invalidInput, ServiceError } from '../core/errors.js';
 import { documentIdempotencyKey, installIdempotency } from './idempotency.js';
@@ -193,7 +193,8 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
       return;
     }
     if (request.url.startsWith(API_PREFIX)) reply.header('cache-control', 'no-store');
-    if (!request.headers.host && request.raw.httpVersion === '1.1') return done(MISSING_HOST());
+    // Sent here, not through done(): a route's own error handler (the UMA routes' LNURL shape) would drop `Connection: close`.
+    if (!request.headers.host && request.raw.httpVersion === '1.1') return void sendError(reply, MISSING_HOST());
     const problem = urlProblem(request.url) ?? encodingProblem(request.headers['content-encoding']);
     if (problem) return done(problem);
     // Before authentication, as for any unknown path.
