@@ -66,6 +66,11 @@ it('migration 0044 keeps an import in flight: its file becomes its UTF-8 bytes, 
     await sql`set session_replication_role = replica`.execute(database.db);
     await sql`insert into bulk_imports (id, platform_id, status, file_name, csv, total, processed, resume_at, created_at, updated_at)
               values ('Job:m', 'Platform:m', 'PROCESSING', 'f.csv', ${text}, 2, 1, ${text.indexOf('m-2')}, ${now}, ${now})`.execute(database.db);
+    // A file large enough to be compressed where it is stored (about 40 KB of repeated rows).
+    const big = 'platformCustomerId,fullName\r\n' + Array.from({ length: 2_000 }, (_, i) => `big-${i},Same Name\r\n`).join('');
+    await sql`insert into bulk_imports (id, platform_id, status, file_name, csv, total, processed, created_at, updated_at)
+              values ('Job:big', 'Platform:m', 'PENDING', 'big.csv', ${big}, 2000, 0, ${now}, ${now})`.execute(database.db);
+    expect((await sql<{ method: string | null }>`select pg_column_compression(csv) as method from bulk_imports where id = 'Job:big'`.execute(database.db)).rows).toEqual([{ method: 'pglz' }]);
     await sql`set session_replication_role = origin`.execute(database.db);
 
     expect((await steps.migrateToLatest()).error).toBeUndefined();
@@ -75,6 +80,8 @@ it('migration 0044 keeps an import in flight: its file becomes its UTF-8 bytes, 
     // Stored uncompressed, so that a slice reads only the TOAST chunks it covers.
     const { rows } = await sql<{ storage: string }>`select attstorage as storage from pg_attribute where attrelid = 'bulk_imports'::regclass and attname = 'csv'`.execute(database.db);
     expect(rows).toEqual([{ storage: 'e' }]);
+    // Files converted by the migration too, not only those stored after it.
+    expect((await sql<{ method: string | null }>`select pg_column_compression(csv) as method from bulk_imports where id = 'Job:big'`.execute(database.db)).rows).toEqual([{ method: null }]);
     // Slices are bytes, wherever they cut a character, and read as the file reads whole.
     const read = async (from: number, length: number) => (await csvSlice(database.db, 'Job:m', from, length))!;
     expect(Buffer.from(await read(37, 3))).toEqual(Buffer.from(text, 'utf8').subarray(37, 40));
