@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
-import { expectError, newCustomer, type TestCustomer } from '../../../test/support/quotes.js';
+import { advance, balances, expectError, fund, newCustomer, type TestCustomer } from '../../../test/support/quotes.js';
 import { lnurlpRequestPath, startFakeVasp, type FakeVasp } from '../../../test/support/uma-vasp.js';
 import { callCounterparty, createCallSlots } from './counterparty.js';
 
@@ -22,6 +22,9 @@ const TIMEOUT_MS = 60_000;
 let t: TestApp;
 let p: TestPlatform;
 let alice: TestCustomer;
+let receiving: TestPlatform;
+let receivingDomain: string;
+let carolId: string;
 let port: number;
 let domain: string;
 const vasps: FakeVasp[] = [];
@@ -64,6 +67,14 @@ beforeAll(async () => {
   const bob = await newCustomer(p, 'Bob Ode');
   expect((await p.api.patch(`/customers/${bob.id}`, { customerType: 'INDIVIDUAL', umaAddress: `$bob@${domain}` })).status).toBe(200);
   alice = await newCustomer(p, 'Alice Ng');
+  // A receiver for payments: another platform of this server, on another domain, paying at once
+  // (no webhook). Made before any protocol request, so that the first one finds its domain.
+  receiving = await t.createPlatform({ name: 'Receiving platform' });
+  receivingDomain = `localhost:${port}`;
+  expect((await receiving.api.patch('/config', { umaDomain: receivingDomain })).status).toBe(200);
+  const carol = await receiving.api.post('/customers', { customerType: 'INDIVIDUAL', fullName: 'Carol Tan', umaAddress: `$carol@${receivingDomain}` });
+  expect(carol.status, JSON.stringify(carol.body)).toBe(201);
+  carolId = carol.body.id;
 });
 afterAll(async () => {
   await t.close();
@@ -127,6 +138,56 @@ describe('counterparty calls in flight', () => {
     const retried = await http(await lnurlpRequestPath(sender, `$bob@${domain}`));
     expect(retried.status, JSON.stringify(retried.body)).toBe(200);
     expect(sender.connections).toBe(1);
+  });
+});
+
+describe('a payment whose pay request finds no slot', () => {
+  it('is not failed: it stays PROCESSING with its funds held, and is sent, once, when a slot is free', async () => {
+    const address = `$carol@${receivingDomain}`;
+    const incoming = async () => (await receiving.api.get('/transactions', { customerId: carolId, type: 'INCOMING' })).body.data;
+    await fund(p, alice.accounts.USD, 1_000_000);
+    const found = await lookup(address);
+    expect(found.status, JSON.stringify(found.body)).toBe(200);
+    const quote = await p.api.post('/quotes', {
+      lookupId: found.body.lookupId,
+      source: { sourceType: 'ACCOUNT', accountId: alice.accounts.USD },
+      destination: { destinationType: 'UMA_ADDRESS', umaAddress: address, currency: 'EUR' },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: 10_000,
+    });
+    expect(quote.status, JSON.stringify(quote.body)).toBe(201);
+    const status = async () => (await p.api.get(`/quotes/${quote.body.id}`)).body.status;
+
+    // Every slot is held by a stalled lookup.
+    const stalled = await Promise.all(Array.from({ length: CONCURRENCY }, staller));
+    const lookups = stalled.map((vasp) => lookup(`$rita@${vasp.domain}`));
+    await until(() => stalled.every((vasp) => vasp.connections === 1), 'every slot to be held');
+
+    const before = await balances(t, alice.accounts.USD);
+    const executed = await p.api.post(`/quotes/${quote.body.id}/execute`);
+    expect(executed.status, JSON.stringify(executed.body)).toBe(200);
+    expect(executed.body.status).toBe('PROCESSING');
+    expect((await p.api.get(`/transactions/${quote.body.transactionId}`)).body.status).toBe('PROCESSING');
+    expect((await balances(t, alice.accounts.USD)).available).toBe(before.available - 10_000); // held
+    expect(await incoming()).toEqual([]);
+    expect(t.logs.some((line) => line.includes('UMA pay request not sent'))).toBe(true);
+
+    // Still no slot when the quote's recovery job runs: the job fails, to be retried; the payment waits.
+    await advance(p, 3 * 60);
+    expect(await status()).toBe('PROCESSING');
+    expect(await incoming()).toEqual([]);
+
+    // The slots free up: the job's retry sends the pay request and the payment completes, once.
+    for (const vasp of stalled) vasp.endStalls();
+    for (const r of await Promise.all(lookups)) expectError(r, 424, 'LNURLP_REQUEST_FAILED');
+    await advance(p, 60);
+    expect(await status()).toBe('COMPLETED');
+    const received = await incoming();
+    expect(received).toHaveLength(1);
+    expect(received[0]).toMatchObject({ status: 'COMPLETED', receivedAmount: { amount: quote.body.totalReceivingAmount, currency: { code: 'EUR' } } });
+    expect(await balances(t, alice.accounts.USD)).toEqual({ available: before.available - 10_000, posted: before.posted - 10_000 });
+    await advance(p, 60 * 60); // nothing left to send it again
+    expect(await incoming()).toHaveLength(1);
   });
 });
 
