@@ -41,6 +41,8 @@ export interface FakeVasp {
   /** When set, `/.well-known/lnurlpubkey` answers this status instead of the keys. */
   pubkeyStatus?: number;
   sign(payload: string): Promise<string>;
+  /** Closes every open connection, stalled answers included: their callers fail at once instead of at their timeout. */
+  endStalls(): void;
   close(): Promise<void>;
 }
 
@@ -76,6 +78,7 @@ export async function startFakeVasp(): Promise<FakeVasp> {
       handler = next;
     },
     sign: (payload) => signPayload(payload, keys.privateKey),
+    endStalls: () => server.closeAllConnections(),
     close: () =>
       new Promise((resolve) => {
         server.close(() => resolve());

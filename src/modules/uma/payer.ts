@@ -8,7 +8,7 @@ import type { QuoteRecord } from '../quotes/repository.js';
 import type { RailPlan } from '../rails/rail.js';
 import type { FailureDetail } from '../transactions/lifecycle.js';
 import { UmaAuthError, type Authenticator } from './authentication.js';
-import { callCounterparty, CounterpartyError, type HttpAnswer, type KeyDirectory, type NetworkPolicy } from './counterparty.js';
+import { callCounterparty, CounterpartyBusyError, CounterpartyError, type HttpAnswer, type KeyDirectory, type NetworkPolicy } from './counterparty.js';
 import { parseInvoice } from './invoice.js';
 import type { UmaKeys } from './keys.js';
 import { toUmaData } from './payer-data.js';
@@ -106,12 +106,26 @@ export function createUmaPayer(deps: PayerDeps) {
     return { payment };
   }
 
+  /**
+   * A call refused for want of a slot (UMA_COUNTERPARTY_CONCURRENCY) before the pay request went
+   * out: nothing was sent, so the payment is not failed. The error is thrown on, which leaves the
+   * quote PROCESSING with its legs held; the quote's recovery job delivers again (and, refused
+   * again, is retried by the job runner with backoff). No payment row exists yet, so the retry
+   * sends the pay request, once. A refusal after the pay request was sent (the key fetch that
+   * checks its answer) is not one of these: it fails the payment, as a retry would send it twice.
+   */
+  function notSentYet(q: QuoteRecord, error: CounterpartyBusyError): CounterpartyBusyError {
+    deps.log?.warn({ quoteId: q.id }, 'UMA pay request not sent: too many counterparty calls in flight; the recovery job will send it');
+    return error;
+  }
+
   /** The pay request: asks the receiver for an invoice of the quote's receiving amount. */
   async function requestInvoice(platform: Platform, q: QuoteRecord, lookup: UmaLookupRecord): Promise<InvoiceOutcome> {
     let receiverKeys;
     try {
       receiverKeys = (await deps.directory.keysOf(lookup.receiverDomain)).keys;
     } catch (error) {
+      if (error instanceof CounterpartyBusyError) throw notSentYet(q, error);
       if (error instanceof CounterpartyError) return { plan: failedPlan('COUNTERPARTY_DELIVERY_FAILED') };
       throw error;
     }
@@ -132,6 +146,7 @@ export function createUmaPayer(deps: PayerDeps) {
     try {
       answer = await callCounterparty(lookup.callback!, { method: 'POST', body: request.toJsonString() }, deps.network);
     } catch (error) {
+      if (error instanceof CounterpartyBusyError) throw notSentYet(q, error);
       if (error instanceof CounterpartyError) return { plan: failedPlan('COUNTERPARTY_DELIVERY_FAILED') };
       throw error;
     }

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
-import { expectError, newCustomer, type TestCustomer } from '../../../test/support/quotes.js';
+import { advance, balances, expectError, fund, newCustomer, type TestCustomer } from '../../../test/support/quotes.js';
 import { lnurlpRequestPath, startFakeVasp, type FakeVasp } from '../../../test/support/uma-vasp.js';
 import { callCounterparty, createCallSlots } from './counterparty.js';
 
@@ -12,12 +12,20 @@ import { callCounterparty, createCallSlots } from './counterparty.js';
  * many domains). Unsolicited messages (anyone may send them to the protocol endpoints) get at
  * most half of the slots; a call over the cap fails at once as an unreachable counterparty
  * would, without a connection.
+ *
+ * A stalled call holds its slot until the test ends the stall (`endStalls`): the counterparty
+ * timeout is far longer than any test waits, so no slot frees up while a test is not looking,
+ * however slow the machine.
  */
 const CONCURRENCY = 4; // two slots for unsolicited messages
-const STALL_MS = 3_000;
+const TIMEOUT_MS = 60_000;
 let t: TestApp;
 let p: TestPlatform;
 let alice: TestCustomer;
+let receiving: TestPlatform;
+let receivingDomain: string;
+let carolId: string;
+let port: number;
 let domain: string;
 const vasps: FakeVasp[] = [];
 
@@ -31,23 +39,42 @@ async function staller(): Promise<FakeVasp> {
   return vasp;
 }
 
+/** Waits for something the test is waiting on to happen; the deadline only catches hangs. */
 async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5_000;
+  const deadline = Date.now() + 30_000;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }
 
+/** The promise, and whether it has settled yet. */
+function tracked<T>(promise: Promise<T>): { promise: Promise<T>; settled: () => boolean } {
+  let settled = false;
+  const done = promise.finally(() => void (settled = true));
+  return { promise: done, settled: () => settled };
+}
+
+const lookup = (address: string) => p.api.get(`/receiver/uma/${encodeURIComponent(address)}`, { customerId: alice.id });
+
 beforeAll(async () => {
-  t = await startTestApp({ umaCounterpartyConcurrency: CONCURRENCY, umaCounterpartyTimeoutMs: STALL_MS });
+  t = await startTestApp({ umaCounterpartyConcurrency: CONCURRENCY, umaCounterpartyTimeoutMs: TIMEOUT_MS });
   await t.corridor.app.listen({ port: 0, host: '127.0.0.1' });
-  domain = `127.0.0.1:${(t.corridor.app.server.address() as AddressInfo).port}`;
+  port = (t.corridor.app.server.address() as AddressInfo).port;
+  domain = `127.0.0.1:${port}`;
   p = await t.createPlatform();
   expect((await p.api.patch('/config', { umaDomain: domain })).status).toBe(200);
   const bob = await newCustomer(p, 'Bob Ode');
   expect((await p.api.patch(`/customers/${bob.id}`, { customerType: 'INDIVIDUAL', umaAddress: `$bob@${domain}` })).status).toBe(200);
   alice = await newCustomer(p, 'Alice Ng');
+  // A receiver for payments: another platform of this server, on another domain, paying at once
+  // (no webhook). Made before any protocol request, so that the first one finds its domain.
+  receiving = await t.createPlatform({ name: 'Receiving platform' });
+  receivingDomain = `localhost:${port}`;
+  expect((await receiving.api.patch('/config', { umaDomain: receivingDomain })).status).toBe(200);
+  const carol = await receiving.api.post('/customers', { customerType: 'INDIVIDUAL', fullName: 'Carol Tan', umaAddress: `$carol@${receivingDomain}` });
+  expect(carol.status, JSON.stringify(carol.body)).toBe(201);
+  carolId = carol.body.id;
 });
 afterAll(async () => {
   await t.close();
@@ -59,37 +86,49 @@ describe('counterparty calls in flight', () => {
     const senders = await Promise.all(Array.from({ length: 5 }, staller));
     const receivers = await Promise.all(Array.from({ length: 3 }, staller));
     const connections = (group: FakeVasp[]) => group.reduce((n, v) => n + v.connections, 0);
+    let stallsEnded = false;
+    const endStalls = () => {
+      stallsEnded = true;
+      for (const vasp of [...senders, ...receivers]) vasp.endStalls();
+    };
 
     // Five lnurlp requests, each naming another stalling domain: two key fetches go out and hold
     // their slots; the other three are refused at once, as a domain whose keys are unreachable.
-    const started = Date.now();
-    const flood = senders.map(async (sender) => ({ sender, answer: await http(await lnurlpRequestPath(sender, `$bob@${domain}`)), ms: Date.now() - started }));
-    await until(() => connections(senders) === 2, 'two key fetches to connect');
-    const settled = await Promise.all(flood.map((f) => Promise.race([f, new Promise<undefined>((r) => setTimeout(() => r(undefined), STALL_MS / 2))])));
-    const refused = settled.filter((s) => s !== undefined);
+    const answered: Array<{ sender: FakeVasp; answer: { status: number; body: any }; whileStalled: boolean }> = [];
+    const flood = senders.map(async (sender) => {
+      const entry = { sender, answer: await http(await lnurlpRequestPath(sender, `$bob@${domain}`)), whileStalled: !stallsEnded };
+      answered.push(entry);
+      return entry;
+    });
+    for (const f of flood) f.catch(() => {}); // awaited below; a failed test must not leave them unhandled
+    // Each request connects (its key fetch holds a slot until the stalls end) or is answered.
+    await until(() => connections(senders) + answered.length === senders.length, 'each lnurlp request to connect or be answered');
+    expect(connections(senders)).toBe(2);
+    const refused = [...answered];
     expect(refused).toHaveLength(3);
-    for (const { answer, ms } of refused) {
+    for (const { answer, whileStalled } of refused) {
       expect(answer).toEqual({ status: 424, body: { status: 'ERROR', code: 'COUNTERPARTY_PUBKEY_FETCH_ERROR', reason: expect.stringContaining('could not be fetched') } });
-      expect(ms).toBeLessThan(STALL_MS / 2);
+      // Answered while the two stalled fetches still held their slots: refused, not queued.
+      expect(whileStalled).toBe(true);
     }
     expect(connections(senders)).toBe(2);
     for (const { sender } of refused) expect(sender.connections).toBe(0);
 
     // The platform's own lookups still go out on the other half of the slots...
-    const lookup = (receiver: FakeVasp) => p.api.get(`/receiver/uma/${encodeURIComponent(`$rita@${receiver.domain}`)}`, { customerId: alice.id });
-    const lookups = [lookup(receivers[0]), lookup(receivers[1])];
+    const lookups = [tracked(lookup(`$rita@${receivers[0].domain}`)), tracked(lookup(`$rita@${receivers[1].domain}`))];
     await until(() => receivers[0].connections === 1 && receivers[1].connections === 1, 'two lookups to connect');
     // ...until the process has CONCURRENCY calls in flight: the next one fails at once, unsent.
-    const overCap = Date.now();
-    const refusedLookup = await lookup(receivers[2]);
+    const refusedLookup = await lookup(`$rita@${receivers[2].domain}`);
     expectError(refusedLookup, 424, 'LNURLP_REQUEST_FAILED');
     expect(refusedLookup.body.message).toContain('too many calls to other UMA providers in flight (UMA_COUNTERPARTY_CONCURRENCY)');
-    expect(Date.now() - overCap).toBeLessThan(STALL_MS / 2);
+    // At once: the four calls in flight still hold their slots (nothing ends them but the test).
+    expect(lookups.map((l) => l.settled())).toEqual([false, false]);
     expect(receivers[2].connections).toBe(0);
 
-    // The stalled calls time out as usual and give their slots back.
+    // The stalled calls end (here because the counterparties close them) and give their slots back.
+    endStalls();
     for (const f of await Promise.all(flood)) expect(f.answer.status).toBe(424);
-    for (const r of await Promise.all(lookups)) expectError(r, 424, 'LNURLP_REQUEST_FAILED');
+    for (const r of await Promise.all(lookups.map((l) => l.promise))) expectError(r, 424, 'LNURLP_REQUEST_FAILED');
     expect(t.logs.some((line) => line.includes('UMA counterparty calls refused'))).toBe(true);
 
     // A refusal for want of a slot is not remembered as the domain's failure: a refused sender
@@ -99,6 +138,56 @@ describe('counterparty calls in flight', () => {
     const retried = await http(await lnurlpRequestPath(sender, `$bob@${domain}`));
     expect(retried.status, JSON.stringify(retried.body)).toBe(200);
     expect(sender.connections).toBe(1);
+  });
+});
+
+describe('a payment whose pay request finds no slot', () => {
+  it('is not failed: it stays PROCESSING with its funds held, and is sent, once, when a slot is free', async () => {
+    const address = `$carol@${receivingDomain}`;
+    const incoming = async () => (await receiving.api.get('/transactions', { customerId: carolId, type: 'INCOMING' })).body.data;
+    await fund(p, alice.accounts.USD, 1_000_000);
+    const found = await lookup(address);
+    expect(found.status, JSON.stringify(found.body)).toBe(200);
+    const quote = await p.api.post('/quotes', {
+      lookupId: found.body.lookupId,
+      source: { sourceType: 'ACCOUNT', accountId: alice.accounts.USD },
+      destination: { destinationType: 'UMA_ADDRESS', umaAddress: address, currency: 'EUR' },
+      lockedCurrencySide: 'SENDING',
+      lockedCurrencyAmount: 10_000,
+    });
+    expect(quote.status, JSON.stringify(quote.body)).toBe(201);
+    const status = async () => (await p.api.get(`/quotes/${quote.body.id}`)).body.status;
+
+    // Every slot is held by a stalled lookup.
+    const stalled = await Promise.all(Array.from({ length: CONCURRENCY }, staller));
+    const lookups = stalled.map((vasp) => lookup(`$rita@${vasp.domain}`));
+    await until(() => stalled.every((vasp) => vasp.connections === 1), 'every slot to be held');
+
+    const before = await balances(t, alice.accounts.USD);
+    const executed = await p.api.post(`/quotes/${quote.body.id}/execute`);
+    expect(executed.status, JSON.stringify(executed.body)).toBe(200);
+    expect(executed.body.status).toBe('PROCESSING');
+    expect((await p.api.get(`/transactions/${quote.body.transactionId}`)).body.status).toBe('PROCESSING');
+    expect((await balances(t, alice.accounts.USD)).available).toBe(before.available - 10_000); // held
+    expect(await incoming()).toEqual([]);
+    expect(t.logs.some((line) => line.includes('UMA pay request not sent'))).toBe(true);
+
+    // Still no slot when the quote's recovery job runs: the job fails, to be retried; the payment waits.
+    await advance(p, 3 * 60);
+    expect(await status()).toBe('PROCESSING');
+    expect(await incoming()).toEqual([]);
+
+    // The slots free up: the job's retry sends the pay request and the payment completes, once.
+    for (const vasp of stalled) vasp.endStalls();
+    for (const r of await Promise.all(lookups)) expectError(r, 424, 'LNURLP_REQUEST_FAILED');
+    await advance(p, 60);
+    expect(await status()).toBe('COMPLETED');
+    const received = await incoming();
+    expect(received).toHaveLength(1);
+    expect(received[0]).toMatchObject({ status: 'COMPLETED', receivedAmount: { amount: quote.body.totalReceivingAmount, currency: { code: 'EUR' } } });
+    expect(await balances(t, alice.accounts.USD)).toEqual({ available: before.available - 10_000, posted: before.posted - 10_000 });
+    await advance(p, 60 * 60); // nothing left to send it again
+    expect(await incoming()).toHaveLength(1);
   });
 });
 
