@@ -108,8 +108,11 @@ export async function startFakeVasp(): Promise<FakeVasp> {
   return vasp;
 }
 
-/** The path and query of an lnurlp request for `receiverAddress`, signed by `sender` and naming its domain as the one to fetch keys from. */
-export async function lnurlpRequestPath(sender: FakeVasp, receiverAddress: string): Promise<string> {
+/**
+ * The path and query of an lnurlp request for `receiverAddress`, signed by `sender` (or `key`)
+ * and naming its domain as the one to fetch keys from, unless `overrides` say otherwise.
+ */
+export async function lnurlpRequestPath(sender: FakeVasp, receiverAddress: string, overrides: Partial<LnurlpRequest> = {}, key = sender.privateKey): Promise<string> {
   const request: LnurlpRequest = {
     receiverAddress,
     nonce: String(Math.random()).slice(2),
@@ -118,8 +121,9 @@ export async function lnurlpRequestPath(sender: FakeVasp, receiverAddress: strin
     isSubjectToTravelRule: true,
     umaVersion: '1.0',
     signature: '',
+    ...overrides,
   };
-  request.signature = await signPayload(getSignableLnurlpRequestPayload(request), sender.privateKey);
+  request.signature = await signPayload(getSignableLnurlpRequestPayload(request), key);
   const url = encodeToUrl(request);
   return `${url.pathname}${url.search}`;
 }

@@ -34,8 +34,6 @@ export function createCallSlots(max: number, { onRefused }: { onRefused?: (purpo
   let unsolicited = 0;
   let refused = 0;
   return {
-    max,
-    unsolicitedMax,
     /** Takes a slot for one call: its release (idempotent), or undefined when there is none. */
     take(purpose: CallPurpose): (() => void) | undefined {
       if (inFlight >= max || (purpose === 'unsolicited' && unsolicited >= unsolicitedMax)) {

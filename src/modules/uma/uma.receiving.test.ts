@@ -1,8 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import {
-  encodeToUrl,
   getPayRequest,
-  getSignableLnurlpRequestPayload,
   getSignedLnurlpRequestUrl,
   InMemoryNonceValidator,
   InMemoryPublicKeyCache,
@@ -18,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failOnce } from '../../../test/support/faults.js';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { balances, expectLedgerClean, newCustomer, type TestCustomer } from '../../../test/support/quotes.js';
-import { startFakeVasp, umaKeyPair, type FakeVasp } from '../../../test/support/uma-vasp.js';
+import { lnurlpRequestPath, startFakeVasp, umaKeyPair, type FakeVasp } from '../../../test/support/uma-vasp.js';
 import { parseInvoice, preimageMatches } from './invoice.js';
 import { verifyUmaSignature } from './keys.js';
 import { settleRequestPayload, settleStatusPayload } from './settlement.js';
@@ -38,21 +36,7 @@ let receiverAddress: string;
 const http = (path: string, init?: RequestInit) => fetch(`http://${domain}${path}`, init).then(async (r) => ({ status: r.status, body: await r.json() }));
 const post = (path: string, body: unknown) => http(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
 
-async function signedLnurlp(overrides: Partial<LnurlpRequest> = {}, key = vasp.privateKey): Promise<string> {
-  const request: LnurlpRequest = {
-    receiverAddress,
-    nonce: String(Math.random()).slice(2),
-    timestamp: new Date(),
-    vaspDomain: vasp.domain,
-    isSubjectToTravelRule: true,
-    umaVersion: '1.0',
-    signature: '',
-    ...overrides,
-  };
-  request.signature = await (await import('@uma-sdk/core')).signPayload(getSignableLnurlpRequestPayload(request), key);
-  const url = encodeToUrl(request);
-  return `${url.pathname}${url.search}`;
-}
+const signedLnurlp = (overrides: Partial<LnurlpRequest> = {}, key = vasp.privateKey) => lnurlpRequestPath(vasp, receiverAddress, overrides, key);
 
 async function payRequest(overrides: { amount?: number; currency?: string; key?: Uint8Array; payerData?: Record<string, unknown> } = {}) {
   const request = await getPayRequest({
