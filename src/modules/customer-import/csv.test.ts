@@ -63,14 +63,11 @@ describe('csvRecords, the whole file', () => {
 });
 
 describe('csvRecords', () => {
-  it("resumes at any record's `next` with exactly the records after it", () => {
+  it("gives each record's `next`: where the line after it starts", () => {
     const text = '\ufeffh1,h2\r\n"a,\r\n""1""",🙂\r\n\r\nb,2\n"c"\rd,"4"';
     const all = [...csvRecords(text)];
     expect(all.map((r) => r.values)).toEqual([['h1', 'h2'], ['a,\r\n"1"', '🙂'], ['b', '2'], ['c'], ['d', '4']]);
-    all.forEach((record, i) => {
-      expect([...csvRecords(text, record.next)].map((r) => r.values)).toEqual(all.slice(i + 1).map((r) => r.values));
-    });
-    expect(all.at(-1)!.next).toBe(text.length);
+    expect(all.map((r) => r.next)).toEqual([text.indexOf('"a,'), text.indexOf('\r\n\r\n') + 2, text.indexOf('"c"'), text.indexOf('d,'), text.length]);
   });
 });
 

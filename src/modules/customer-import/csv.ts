@@ -97,12 +97,11 @@ function nonBlankRecord(text: string, start: number): CsvRecord | undefined {
 /**
  * Reads RFC 4180 CSV one record at a time: comma-separated, fields optionally in double quotes
  * (a quote inside is doubled; quoted fields may span lines), CRLF, LF or CR line ends, a leading
- * byte-order mark ignored, blank lines skipped. `from` is a record's start (a `next` of an
- * earlier read), so a reader can resume without reading the records before it again; error lines
- * count from there.
+ * byte-order mark ignored, blank lines skipped. Each record's `next` is where the line after it
+ * starts (`csvRecordsOfBytes` resumes from such offsets, in bytes).
  */
-export function* csvRecords(text: string, from = 0): Generator<CsvRecord> {
-  let at = from === 0 && text.charCodeAt(0) === BOM ? 1 : from;
+export function* csvRecords(text: string): Generator<CsvRecord> {
+  let at = text.charCodeAt(0) === BOM ? 1 : 0;
   let line = 1;
   while (at < text.length) {
     const record = readRecord(text, at, line);
