@@ -1,7 +1,7 @@
 import { lookup as lookupCallback, type LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
-import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
+import { Agent, buildConnector, Client, fetch as undiciFetch } from 'undici';
 
 // Addresses a server must not be made to call on someone else's say-so: a tenant's webhook
 // endpoint or identity provider, or the domain a stranger's UMA request names. Loopback, private,
@@ -104,19 +104,22 @@ function publicOnlyLookup(resolve: Lookup): Lookup {
   }) as Lookup;
 }
 
-/**
- * fetch whose connections reach public addresses only: a literal private address is refused, and
- * a name is resolved by `publicOnlyLookup` as the socket connects. `resolve` is for tests.
- */
-export function createPublicFetch(resolve: Lookup = lookupCallback, { keepAlive = true }: { keepAlive?: boolean } = {}): typeof fetch {
+/** undici's connector with `publicOnlyLookup`; a literal private address is refused before connecting. */
+function publicOnlyConnector(resolve: Lookup): buildConnector.connector {
   const connector = buildConnector({ lookup: publicOnlyLookup(resolve) });
-  const connect: buildConnector.connector = (options, callback) => {
+  return (options, callback) => {
     const host = unbracketed(options.hostname);
     if (isIP(host) && isPrivateAddress(host)) return callback(new PrivateAddressError(host, host), null);
     connector(options, callback);
   };
-  // undici's pipelining 0 sends `Connection: close` and closes the socket with the answer.
-  const dispatcher = new Agent({ connect, ...(!keepAlive && { pipelining: 0 }) });
+}
+
+/**
+ * fetch whose connections reach public addresses only: a literal private address is refused, and
+ * a name is resolved by `publicOnlyLookup` as the socket connects. `resolve` is for tests.
+ */
+export function createPublicFetch(resolve: Lookup = lookupCallback): typeof fetch {
+  const dispatcher = new Agent({ connect: publicOnlyConnector(resolve) });
   // undici's fetch is the one Node ships; its Response is the WHATWG one the callers read.
   return ((input: string | URL, init?: RequestInit) => undiciFetch(input, { ...(init as object), dispatcher })) as unknown as typeof fetch;
 }
@@ -135,19 +138,44 @@ export function fetchFor(allowPrivate: boolean): typeof fetch {
   return allowPrivate ? fetch : publicFetch;
 }
 
-const publicFetchClosing = createPublicFetch(lookupCallback, { keepAlive: false });
-const closingDispatcher = new Agent({ pipelining: 0 });
-const anyFetchClosing = ((input: string | URL, init?: RequestInit) => undiciFetch(input, { ...(init as object), dispatcher: closingDispatcher })) as unknown as typeof fetch;
+/**
+ * fetch through a client of its own for each call, closed when the call ends (with its answer's
+ * body, or its failure), and a connection that closes with the answer (undici's pipelining 0 sends
+ * `Connection: close`). undici's Agent keeps an object per origin it has ever called, for the
+ * life of the process; for hosts that strangers name that would grow without bound. `open` counts
+ * the clients not closed yet.
+ */
+export function createOneCallFetch(options: Client.Options = {}): { fetch: typeof fetch; open: () => number } {
+  let open = 0;
+  const oneCall = async (input: string | URL, init?: RequestInit) => {
+    const client = new Client(new URL(input).origin, { ...options, pipelining: 0 });
+    open++;
+    try {
+      return await undiciFetch(input, { ...(init as object), dispatcher: client });
+    } finally {
+      // Closing waits for the call in progress, the answer's body included.
+      void client.close().finally(() => open--);
+    }
+  };
+  return { fetch: oneCall as unknown as typeof fetch, open: () => open };
+}
+
+const publicOneCall = createOneCallFetch({ connect: publicOnlyConnector(lookupCallback) });
+const anyOneCall = createOneCallFetch();
 
 /**
- * `fetchFor`, except that every connection closes with its answer instead of waiting, idle, for
- * the next call to its origin: for calls to hosts that strangers name (UMA counterparties), where
- * kept-alive connections (one per origin, for as long as the host's Keep-Alive asks, up to ten
- * minutes) would outnumber any bound on the calls in flight.
+ * `fetchFor`, except that every call has a connection (and a client) of its own, closed when the
+ * call ends instead of waiting, idle, for the next call to its origin: for calls to hosts that
+ * strangers name (UMA counterparties), where kept-alive connections (one per origin, for as long
+ * as the host's Keep-Alive asks, up to ten minutes) would outnumber any bound on the calls in
+ * flight.
  */
 export function closingFetchFor(allowPrivate: boolean): typeof fetch {
-  return allowPrivate ? anyFetchClosing : publicFetchClosing;
+  return allowPrivate ? anyOneCall.fetch : publicOneCall.fetch;
 }
+
+/** Clients of `closingFetchFor` calls not closed yet (calls in flight, or bodies still being read). */
+export const closingClientsOpen = () => publicOneCall.open() + anyOneCall.open();
 
 /** At most `limit` bytes of a response's body: past them the stream is cancelled, not read. */
 export async function readAtMost(response: Response, limit: number): Promise<Buffer> {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { advance, balances, expectError, fund, newCustomer, type TestCustomer } from '../../../test/support/quotes.js';
 import { lnurlpRequestPath, startFakeVasp, type FakeVasp } from '../../../test/support/uma-vasp.js';
+import { closingClientsOpen } from '../../core/outbound.js';
 import { callCounterparty, createCallSlots } from './counterparty.js';
 
 /**
@@ -213,6 +214,33 @@ describe('a counterparty call', () => {
       }
       expect(slots.stats().inFlight).toBe(0);
       await until(() => open === 0, 'the connections to close');
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});
+
+describe('counterparty calls to many origins', () => {
+  it('keep nothing per origin once they end: answered, refused, or cut off for size', async () => {
+    const server = createServer((request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(request.url === '/large' ? `"${'x'.repeat(300 * 1024)}"` : '{}');
+    });
+    // Every 127.x.y.z address reaches a server listening on all of them: one origin per address.
+    await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+    const refused = createServer();
+    await new Promise<void>((resolve) => refused.listen(0, '127.0.0.1', resolve));
+    const refusedPort = (refused.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => refused.close(() => resolve()));
+    try {
+      const live = (server.address() as AddressInfo).port;
+      const slots = createCallSlots(CONCURRENCY);
+      const call = (url: string) => callCounterparty(url, { method: 'GET' }, { allowPrivate: true, slots });
+      for (let i = 1; i <= 5; i++) expect((await call(`http://127.0.0.${i}:${live}/`)).status).toBe(200);
+      await expect(call(`http://127.0.0.9:${live}/large`)).rejects.toThrow();
+      await expect(call(`http://127.0.0.1:${refusedPort}/`)).rejects.toThrow();
+      await until(() => closingClientsOpen() === 0, "every call's client to close");
     } finally {
       server.closeAllConnections();
       server.close();
