@@ -405,6 +405,18 @@ describe('request bodies', () => {
     expect(response.body.details.errors[0]).toMatchObject({ field: 'unknown0', constraint: 'additionalProperties' });
   });
 
+  it('a body too big to list every error (80,000 unknown fields) is refused on its first one', async () => {
+    const body: Record<string, unknown> = { name: 'huge', permissions: ['VIEW'] };
+    for (let i = 0; i < 80_000; i++) body[`u${i}`] = 0;
+    const response = await p.api.post('/tokens', body);
+    expect(response.status).toBe(400);
+    expect(response.body.details.errors).toEqual([{ field: 'u0', constraint: 'additionalProperties', message: 'is not a known field' }]);
+    // A small body still lists every bad field.
+    const small = await p.api.post('/tokens', { name: '', permissions: ['NOPE'], extra: 1 });
+    expect(small.status).toBe(400);
+    expect(small.body.details.errors.map((e: { field: string }) => e.field).sort()).toEqual(['extra', 'name', 'permissions.0']);
+  });
+
   it('a DELETE with a JSON content type and no body is fine', async () => {
     const created = await p.api.post('/tokens', { name: 'to delete', permissions: ['VIEW'] });
     const response = await p.api.request({ method: 'DELETE', path: `/tokens/${created.body.id}`, headers: { 'content-type': 'application/json' } });

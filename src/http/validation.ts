@@ -1,4 +1,4 @@
-import AjvModule, { type ErrorObject } from 'ajv';
+import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fastify';
@@ -7,9 +7,9 @@ import { invalidInput, type FieldError } from '../core/errors.js';
 const Ajv = AjvModule.default ?? AjvModule;
 const addFormats = addFormatsModule.default ?? addFormatsModule;
 
-function makeAjv(coerce: boolean) {
+function makeAjv(coerce: boolean, allErrors: boolean) {
   const ajv = new Ajv({
-    allErrors: true,
+    allErrors,
     strict: false,
     discriminator: true,
     useDefaults: true,
@@ -41,21 +41,91 @@ export function isStorableDateTime(value: string): boolean {
  * Fastify's validator builder: called once per encapsulation scope with that scope's shared
  * schemas (app.addSchema), so `$ref`s resolve in every scope. JSON bodies validate without
  * coercion; query strings, params and headers coerce strings.
+ *
+ * Each schema validates first with a fail-fast Ajv (stops at the first error), then, only if the
+ * input is invalid and small, again with an allErrors Ajv to list every bad field (see
+ * failFastThenAllErrors). The allErrors instances are made, and their schemas compiled, on first need.
  */
 export function buildValidator(externalSchemas: Record<string, unknown> = {}): FastifySchemaCompiler<any> {
-  const bodyAjv = makeAjv(false);
-  const paramsAjv = makeAjv(true);
-  for (const schema of Object.values(externalSchemas)) {
-    bodyAjv.addSchema(schema as object);
-    paramsAjv.addSchema(schema as object);
-  }
+  const shared = Object.values(externalSchemas) as object[];
+  const withShared = (ajv: AjvInstance) => {
+    for (const schema of shared) ajv.addSchema(schema);
+    return ajv;
+  };
+  const failFast = { body: withShared(makeAjv(false, false)), params: withShared(makeAjv(true, false)) };
+  const allErrors: { body?: AjvInstance; params?: AjvInstance } = {};
   return ({ schema, httpPart }) => {
-    const validate = (httpPart === 'body' ? bodyAjv : paramsAjv).compile(schema);
+    const part = httpPart === 'body' ? 'body' : 'params';
+    const first = failFast[part].compile(schema);
+    let all: Validate | undefined;
+    const validate = failFastThenAllErrors(first, () => (all ??= (allErrors[part] ??= withShared(makeAjv(part === 'params', true))).compile(schema)));
     return (httpPart === 'querystring' ? decimalNumbersOnly(schema, validate) : validate) as any;
   };
 }
 
-type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+type AjvInstance = InstanceType<typeof Ajv>;
+
+type Validate = ((data: unknown, dataCxt?: Parameters<ValidateFunction>[1]) => boolean) & { errors?: ErrorObject[] | null; schemaEnv?: unknown };
+
+/**
+ * Most JSON values (objects, arrays and scalars, each counted once) an invalid input may hold and
+ * still be validated again to list all its errors. allErrors walks and records every bad field, so
+ * a megabyte of unknown fields or bad items cost tens of milliseconds of CPU per request, for
+ * errors cut to MAX_FIELD_ERRORS anyway; a bigger invalid input reports the fail-fast errors only.
+ */
+export const ALL_ERRORS_MAX_VALUES = 10_000;
+
+/**
+ * Valid input takes one fail-fast pass. Invalid input of at most ALL_ERRORS_MAX_VALUES values is
+ * validated again with allErrors for the full list; a bigger one reports the fail-fast error.
+ * The second pass sees data the first may have changed (useDefaults only fills absent fields,
+ * coercion leaves a value of the type it coerced to), so it reports what one allErrors pass would.
+ */
+function failFastThenAllErrors(first: Validate, allErrors: () => Validate): Validate {
+  const validate: Validate = (data, dataCxt) => {
+    if (first(data, dataCxt)) {
+      validate.errors = null;
+      return true;
+    }
+    validate.errors = first.errors;
+    // The first pass may have replaced a coerced root in its parent; validate what is there now.
+    const current = dataCxt ? (dataCxt.parentData as Record<string | number, unknown>)[dataCxt.parentDataProperty] : data;
+    if (hasAtMostValues(current, ALL_ERRORS_MAX_VALUES)) {
+      const all = allErrors();
+      if (!all(current, dataCxt) && all.errors?.length) validate.errors = all.errors;
+    }
+    return false;
+  };
+  // Fastify passes the parent (so Ajv may replace a coerced root) only to functions that carry this.
+  validate.schemaEnv = first.schemaEnv;
+  return validate;
+}
+
+/**
+ * Whether `data` holds at most `limit` JSON values. Stops as soon as it knows there are more, so
+ * the walk costs at most about `limit` steps whatever the size of the input.
+ */
+export function hasAtMostValues(data: unknown, limit: number): boolean {
+  const pending: unknown[] = [data];
+  let seen = 0;
+  while (pending.length > 0) {
+    const value = pending.pop();
+    seen++;
+    if (value === null || typeof value !== 'object') continue;
+    if (Array.isArray(value)) {
+      for (const item of value) {
+        pending.push(item);
+        if (seen + pending.length > limit) return false;
+      }
+    } else {
+      for (const key in value) {
+        pending.push((value as Record<string, unknown>)[key]);
+        if (seen + pending.length > limit) return false;
+      }
+    }
+  }
+  return seen <= limit;
+}
 
 const DECIMAL = /^-?[0-9]+(\.[0-9]+)?$/;
 
