@@ -32,6 +32,27 @@ describe('loadConfig', () => {
     });
   });
 
+  it('takes a Unix-socket DATABASE_URL in the forms node-postgres reads', () => {
+    for (const url of [
+      'postgres://corridor@/corridor?host=/var/run/postgresql',
+      'postgres://corridor:pw@/corridor?host=/var/run/postgresql&port=5433',
+      'postgresql:///corridor?host=/var/run/postgresql&user=corridor',
+      'postgres://corridor@%2Fvar%2Frun%2Fpostgresql/corridor',
+      'socket:/var/run/postgresql?db=corridor',
+      'socket://corridor:pw@/var/run/postgresql?db=corridor',
+      'postgres://u@[::1]:5432/corridor',
+      'postgres:///corridor',
+    ]) {
+      expect(loadConfig({ DATABASE_URL: url }).databaseUrl, url).toBe(url);
+    }
+  });
+
+  it('says which DATABASE_URL forms it takes, without repeating the value', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'not a url with s3cret' })).toThrow(/^DATABASE_URL: must be a PostgreSQL connection URL: postgres:\/\/user:password@host:port\/database, or for a Unix socket postgres:\/\/user@\/database\?host=/);
+    expect(() => loadConfig({ DATABASE_URL: 'not a url with s3cret' })).not.toThrow(/s3cret/);
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://u:s3cret@db/x' })).toThrow('DATABASE_URL: must use postgres: or postgresql: (or socket: for a Unix socket), got mysql:');
+  });
+
   it('reads the webhook delivery limits; the per-platform one defaults to at most the total', () => {
     expect(loadConfig({})).toMatchObject({ webhookConcurrency: 32, webhookPlatformConcurrency: 16 });
     expect(loadConfig({ WEBHOOK_CONCURRENCY: '64', WEBHOOK_PLATFORM_CONCURRENCY: '4' })).toMatchObject({ webhookConcurrency: 64, webhookPlatformConcurrency: 4 });
@@ -91,6 +112,12 @@ describe('loadConfig', () => {
     [{ HOST: 'bad host!' }, 'HOST'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'postgres:corridor' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'postgres://u@db:99999/corridor' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'socket:var/run/postgresql?db=corridor' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'socket://db.example.com/var/run/postgresql' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: '/var/run/postgresql corridor' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'http://u@/corridor?host=/var/run/postgresql' }, 'DATABASE_URL'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ SERVICE_SANDBOX_TOKEN_ID: 'only-the-id' }, 'SERVICE_SANDBOX_CLIENT_SECRET'],
     [{ SERVICE_SANDBOX_CLIENT_SECRET: 'only-the-secret-here' }, 'SERVICE_SANDBOX_TOKEN_ID'],

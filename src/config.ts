@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLIENT_ID_PATTERN } from './core/secrets.js';
+import { ACCEPTED_FORMS, parseConnectionUrl } from './db/connection-url.js';
 
 /**
  * Environment → typed, validated configuration. Every variable is checked at start; a bad value
@@ -140,6 +141,20 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw;
 }
 
+/**
+ * A PostgreSQL connection URL in a form node-postgres reads (src/db/connection-url.ts), Unix
+ * sockets included: `postgres://user@/database?host=/var/run/postgresql` is no WHATWG URL.
+ */
+function databaseUrl(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const parsed = parseConnectionUrl(raw);
+  if (!parsed) throw new ConfigError(name, `must be a PostgreSQL connection URL: ${ACCEPTED_FORMS}`);
+  const { protocol } = parsed.url;
+  if (!['postgres:', 'postgresql:', 'socket:'].includes(protocol)) throw new ConfigError(name, `must use postgres: or postgresql: (or socket: for a Unix socket), got ${protocol}`);
+  return raw;
+}
+
 function emailAddress(env: Env, name: string, fallback: string): string {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -205,7 +220,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port,
     host,
-    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseUrl: databaseUrl(env, 'DATABASE_URL'),
     dataDir,
     logLevel,
     sandboxTokenId,

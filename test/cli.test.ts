@@ -235,6 +235,13 @@ describe('start-up errors', () => {
     expect(result.err).not.toContain('s3cret-pw');
   });
 
+  it('name a Unix socket that cannot be reached by its directory, without the password', async () => {
+    const result = await cli(['migrate'], { DATABASE_URL: 'postgres://corridor:s3cret-pw@/corridor?host=/nonexistent/corridor-socket&sslpassword=s3cret-pw' });
+    expect(result.code).toBe(1);
+    expect(result.err).toBe('corridor: cannot connect to the database at postgres://corridor@/corridor?host=/nonexistent/corridor-socket (DATABASE_URL): connect ENOENT /nonexistent/corridor-socket/.s.PGSQL.5432');
+    expect(result.err).not.toContain('s3cret-pw');
+  });
+
   it('name the PGlite directory that cannot be written', async () => {
     ensureBuilt();
     const dir = mkdtempSync(join(tmpdir(), 'corridor-cli-'));

@@ -3,6 +3,7 @@ import { accessSync, constants as fsConstants, mkdirSync, readdirSync } from 'no
 import { dirname, join } from 'node:path';
 import { Kysely, PostgresDialect, sql, type CompiledQuery, type Transaction } from 'kysely';
 import pg from 'pg';
+import { displayConnectionUrl, takeOptions } from './connection-url.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { isStalePlan, plannedPerCall } from './plans.js';
@@ -125,14 +126,43 @@ const BATCH_CONNECTIONS = 4;
 const GENERIC_PLANS = '-c plan_cache_mode=force_generic_plan -c enable_seqscan=off';
 
 /**
- * The connection URL (DATABASE_URL is always one, see config.ts) with those settings. Options in
- * the URL (`?options=-c search_path=…`) take precedence over node-postgres's `options`, so they
- * are extended, not replaced.
+ * Session settings Corridor's statements rely on, whatever the database's or role's defaults
+ * (`ALTER DATABASE … SET`, `ALTER ROLE … SET`, postgresql.conf), given as startup options, which
+ * outrank those (a setting from the client beats one from the database or role):
+ *
+ * - `DateStyle` ISO: `timestamptz` text is parsed by position (src/db/timestamps.ts); under
+ *   `SQL, DMY`, say, every timestamp read as null. `IntervalStyle` postgres, for the same reason.
+ * - `default_transaction_isolation` read committed: the checks made under an advisory lock
+ *   (bootstrap, UMA domains, default external accounts) must see rows committed while they
+ *   waited for it, which a repeatable read snapshot taken before the lock does not; and under
+ *   serializable, concurrent payments failed with serialization errors (40001).
+ *
+ * The operator's own `options` (in the URL, else PGOPTIONS) come after the defaults below and
+ * before these, so they cannot undo them (the last `-c` of a setting wins).
  */
-function withGenericPlans(connectionString: string): string {
-  const url = new URL(connectionString);
-  url.searchParams.set('options', [url.searchParams.get('options'), GENERIC_PLANS].filter(Boolean).join(' '));
-  return url.toString();
+const PINNED_SETTINGS = '-c DateStyle=ISO,\\ MDY -c IntervalStyle=postgres -c default_transaction_isolation=read\\ committed';
+
+/**
+ * Defaults the operator may override with the URL's `options` (or its `lock_timeout=` parameter):
+ * no lock timeout. Statements wait for the rows they lock (a hot balance under concurrent
+ * payments, a platform's configuration); a role's `lock_timeout` of a few milliseconds failed
+ * ordinary concurrent writes. `statement_timeout` and `idle_in_transaction_session_timeout` are
+ * guards an operator sets on purpose: they are left as the database and role set them, and what
+ * they cancel is a 503 (see `isDatabaseUnavailable`).
+ */
+const DEFAULT_SETTINGS = '-c lock_timeout=0';
+
+/**
+ * node-postgres's connection settings for DATABASE_URL (any form it reads, Unix sockets included,
+ * see connection-url.ts): the URL, and startup options with the session settings above and
+ * `extra`. The URL's own `options` (or PGOPTIONS, which node-postgres reads when the URL gives
+ * none) go between Corridor's defaults and its pinned settings; left in the URL, they would
+ * replace all of Corridor's.
+ */
+export function connectionConfig(databaseUrl: string, extra?: string): pg.ClientConfig {
+  const { connectionString, options } = takeOptions(databaseUrl);
+  const operator = options || process.env.PGOPTIONS;
+  return { connectionString, options: [DEFAULT_SETTINGS, operator, PINNED_SETTINGS, extra].filter(Boolean).join(' ') };
 }
 
 /** A SQLSTATE: the error came from PostgreSQL, which rolled the transaction back. */
@@ -193,7 +223,7 @@ function endable(pool: pg.Pool): { end(force?: boolean): Promise<void> } {
  * (a broken connection) leaves the connection's state unknown: it is discarded.
  */
 function batchConnections(connectionString: string) {
-  const pool = quietPool(new pg.Pool({ connectionString: withGenericPlans(connectionString), max: BATCH_CONNECTIONS, pipeline: true }));
+  const pool = quietPool(new pg.Pool({ ...connectionConfig(connectionString, GENERIC_PLANS), max: BATCH_CONNECTIONS, pipeline: true }));
   const ending = endable(pool);
   async function sendAll(statements: Array<{ sql: string; parameters?: readonly unknown[] }>): Promise<void> {
     const client = preparedStatements(await pool.connect());
@@ -214,7 +244,7 @@ function batchConnections(connectionString: string) {
 async function openPostgres(connectionString: string, max: number): Promise<Database> {
   // A request waits at most 10 s for a connection (say, all held by statements waiting on a lock):
   // then it is a 503 the client can retry, not a hang.
-  const pool = quietPool(new pg.Pool({ connectionString, max, connectionTimeoutMillis: POOL_WAIT_MS }));
+  const pool = quietPool(new pg.Pool({ ...connectionConfig(connectionString), max, connectionTimeoutMillis: POOL_WAIT_MS }));
   const ending = endable(pool);
   let force = false;
   // Kysely only calls connect() and end() on the pool.
@@ -225,7 +255,7 @@ async function openPostgres(connectionString: string, max: number): Promise<Data
   } catch (error) {
     await db.destroy().catch(() => {});
     // "connect ECONNREFUSED 127.0.0.1:5" alone did not say it was the database that was not there.
-    throw Object.assign(new Error(`cannot connect to the database at ${withoutSecrets(connectionString)} (DATABASE_URL): ${(error as Error).message}`, { cause: error }), {
+    throw Object.assign(new Error(`cannot connect to the database at ${displayConnectionUrl(connectionString)} (DATABASE_URL): ${(error as Error).message}`, { cause: error }), {
       code: (error as PgError).code,
     });
   }
@@ -240,16 +270,6 @@ async function openPostgres(connectionString: string, max: number): Promise<Data
       await Promise.all([pipelined.end(force), db.destroy()]);
     },
   };
-}
-
-/** A connection URL as it may be shown: no password, no query (which may hold one). */
-function withoutSecrets(connectionString: string): string {
-  try {
-    const url = new URL(connectionString);
-    return `${url.protocol}//${url.username ? `${decodeURIComponent(url.username)}@` : ''}${url.host}${url.pathname}`;
-  } catch {
-    return 'DATABASE_URL';
-  }
 }
 
 /**
@@ -328,12 +348,18 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
 }
 
 /**
- * The database could not be reached or went away: a connection refused, lost or terminated, too
- * many connections, or no pooled connection free within the pool's wait. Retrying later can
- * succeed, so callers hear 503, not 500. Not 08P01 (protocol violation): that is a bug of ours.
+ * The database could not be reached or went away: a connection refused, lost or terminated (by an
+ * administrator, a shutdown, or the operator's `idle_in_transaction_session_timeout` or
+ * `idle_session_timeout`), too many connections, or no pooled connection free within the pool's
+ * wait. Or it refused this attempt for the moment: a serialization failure (40001), a deadlock
+ * (40P01), a lock not granted in time (55P03, the operator's `lock_timeout`), a statement
+ * cancelled (57014: `statement_timeout`, `pg_cancel_backend`). Either way the transaction was
+ * rolled back and retrying later can succeed, so callers hear 503, not 500. Not 08P01 (protocol
+ * violation): that is a bug of ours.
  */
 const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
-  '08000', '08001', '08003', '08004', '08006', '53300', '57P01', '57P02', '57P03',
+  '08000', '08001', '08003', '08004', '08006', '53300', '57P01', '57P02', '57P03', '57P05', '25P03',
+  '40001', '40P01', '55P03', '57014',
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE',
 ]);
 

@@ -91,7 +91,13 @@ describe('isDatabaseUnavailable', () => {
     for (const error of [{ code: '57P01' }, { code: '08006' }, { code: 'ECONNREFUSED' }, new Error('timeout exceeded when trying to connect'), new Error('Connection terminated unexpectedly')]) {
       expect(isDatabaseUnavailable(error), JSON.stringify(error)).toBe(true);
     }
-    for (const error of [{ code: '23505' }, { code: '40001' }, { code: '08P01' }, new Error('boom'), undefined]) expect(isDatabaseUnavailable(error)).toBe(false);
+    for (const error of [{ code: '23505' }, { code: '23514' }, { code: '08P01' }, { code: '42P01' }, new Error('boom'), undefined]) expect(isDatabaseUnavailable(error)).toBe(false);
     expect(isDatabaseUnavailable({ code: '53300' })).toBe(true);
+  });
+
+  it('counts what a retry can get past as unavailable: serialization failures, deadlocks, lock and statement timeouts, idle sessions ended', () => {
+    // 40001 serialization_failure, 40P01 deadlock_detected, 55P03 lock_not_available (lock_timeout),
+    // 57014 query_canceled (statement_timeout), 25P03 idle_in_transaction_session_timeout, 57P05 idle_session_timeout.
+    for (const code of ['40001', '40P01', '55P03', '57014', '25P03', '57P05']) expect(isDatabaseUnavailable({ code }), code).toBe(true);
   });
 });

@@ -18,7 +18,9 @@ function digitsAt(text: string, from: number, length: number): number {
  * Parses PostgreSQL's `timestamptz` text (`2026-11-22 04:09:38.930123+00`, DateStyle ISO) by
  * position instead of by regular expressions; anything else (BC years, infinity, years outside
  * 1000–9999) goes to node-postgres's own parser. Every row of every list carries two of these,
- * and the general parser was ~5% of a list request's CPU.
+ * and the general parser was ~5% of a list request's CPU. Both read only DateStyle ISO, which
+ * every connection pins (`PINNED_SETTINGS` in database.ts): under another DateStyle set on the
+ * database or role (`SQL, DMY`), they would read every timestamp as null.
  */
 export function parseTimestamptz(text: string): Date | number | null {
   const year = text.charCodeAt(4) === 45 && text.charCodeAt(10) === 32 ? digitsAt(text, 0, 4) : -1;
