@@ -1,7 +1,7 @@
 import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
-import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifySchema, FastifySchemaCompiler, RouteOptions } from 'fastify';
 import { invalidInput, type FieldError } from '../core/errors.js';
 
 const Ajv = AjvModule.default ?? AjvModule;
@@ -202,6 +202,31 @@ export function toFieldErrors(errors: ErrorObject[], part: string | undefined): 
  */
 export async function optionalBody(request: FastifyRequest): Promise<void> {
   request.body ??= {};
+}
+
+const OPTIONAL_BODY_MARK = 'x-corridor-optional-body';
+
+/**
+ * For the OpenAPI document (a swagger `transform` step): marks the schema of a route that takes
+ * `optionalBody`. @fastify/swagger makes every requestBody `required: true`; the mark, copied onto
+ * the operation, lets markOptionalBodies say `required: false` where a bare POST is accepted.
+ */
+export function documentOptionalBody(schema: FastifySchema | undefined, route: RouteOptions): FastifySchema | undefined {
+  const takesOptionalBody = [route.preValidation ?? []].flat().includes(optionalBody as never);
+  return schema?.body && takesOptionalBody ? ({ ...schema, [OPTIONAL_BODY_MARK]: true } as FastifySchema) : schema;
+}
+
+/** For the OpenAPI document (swagger `transformObject`): requestBody `required: false` on the marked operations. */
+export function markOptionalBodies<T>(document: T): T {
+  const paths = (document as { paths?: Record<string, Record<string, any>> }).paths ?? {};
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item)) {
+      if (!operation || typeof operation !== 'object' || !(OPTIONAL_BODY_MARK in operation)) continue;
+      delete operation[OPTIONAL_BODY_MARK];
+      if (operation.requestBody) operation.requestBody.required = false;
+    }
+  }
+  return document;
 }
 
 /**

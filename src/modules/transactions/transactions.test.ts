@@ -129,6 +129,17 @@ describe('incoming payments', () => {
     expect(await balanceOf(erin.usd)).toBe(before + 200);
   });
 
+  it('/openapi.json says so: their requestBody is not required (that of every other operation is)', async () => {
+    const doc = (await t.anonymous.get('/openapi.json')).body;
+    const required = (path: string) => doc.paths[`/2025-10-13${path}`].post.requestBody.required;
+    expect(required('/transactions/{transactionId}/approve')).toBe(false);
+    expect(required('/transactions/{transactionId}/reject')).toBe(false);
+    expect(required('/agents/{agentId}/actions/{actionId}/reject')).toBe(false);
+    expect(required('/auth/credentials/{id}/challenge')).toBe(false);
+    expect(required('/transfer-out')).toBe(true);
+    expect(JSON.stringify(doc)).not.toContain('x-corridor-optional-body');
+  });
+
   it('approve and reject replay their first answer under the same Idempotency-Key', async () => {
     for (const decision of ['approve', 'reject']) {
       const waiting = await receiveAnswered(150, { status: 202 });
