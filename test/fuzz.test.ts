@@ -1,0 +1,917 @@
+// Robustness: no input a client can send makes Corridor answer 5xx or an error outside the envelope.
+//
+// Driven by the app's own OpenAPI document, like test/isolation.test.ts (and on its platform A,
+// built by test/support/isolation-world.ts, for real ids in path parameters and valid bodies): every
+// operation with a request body or query parameters gets a deterministic set of bad and edge
+// inputs derived from its schemas, from a seeded PRNG (FUZZ_SEED=n replays another set):
+//   - bodies: `[]`, `null`, `"x"`, `{}`, numbers, deeply nested JSON, and a valid body (the isolation
+//     fixtures', else one built from the schema's required fields) with ONE thing changed at a time:
+//     a field given each other JSON type, empty / 10k-character / emoji / NUL / control-character
+//     strings, 0, -1, 1.5, ±1e308, 2^53, 2^63, 9000000000000001, numbers as strings, enum values in
+//     the wrong case, malformed and extreme date-times, a required field left out (nested too), a
+//     discriminated oneOf given each discriminator value with the other branch's fields;
+//   - query strings: each parameter given junk (negative and huge limits, `%00`, broken percent
+//     escapes, base64 garbage and well-formed cursors holding nonsense, 10k characters, bad dates),
+//     repeated, and start dates after end dates;
+//   - multipart forms (documents, bulk CSV): each text field given the same junk, the file left out.
+// Every answer must be below 500 and, from 400 up, the error envelope {status, code, message}. A 2xx
+// is a failure only where the input breaks the operation's own schema (checked with an independent
+// Ajv): what the schema allows, the server may accept. A last test pays extreme but valid amounts
+// (funding up to the limit twice, quotes of the maximum between JPY and BHD, a transfer-out of it).
+//
+// Every failure is collected and reported at once. FUZZ_LOG=1 prints every request and answer;
+// FUZZ_SEED picks the set of inputs (the failure report names the seed it ran with).
+import type { AddressInfo } from 'node:net';
+import AjvModule from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_PREFIX } from '../src/http/app.js';
+import { agentPolicy, connectedAgent, type TestAgent } from './support/agents.js';
+import { basicAuth, startTestApp, type TestApp, type TestPlatform } from './support/app.js';
+import { PATH_OP_BODIES, PATH_OP_QUERIES, pathIds, queryValues, REFERENCE_PROBES } from './support/isolation-routes.js';
+import { buildA, buildB, extAccountBody, ok, quoteBody, realtimeQuoteBody, SANDBOX_RECEIVER, umaReceiveBody, type WorldA, type WorldB } from './support/isolation-world.js';
+import { newCustomer, usdAccount } from './support/quotes.js';
+import { multipart, PDF } from './support/verification.js';
+import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
+
+const Ajv = (AjvModule as any).default ?? AjvModule;
+const addFormats = (addFormatsModule as any).default ?? addFormatsModule;
+
+const SEED = Number(process.env.FUZZ_SEED ?? 20251013);
+/** Inputs per operation: those the operation's schema accepts (they reach the service) and those it refuses. */
+const MAX_VALID = 400;
+const MAX_INVALID = 120;
+
+let t: TestApp;
+let receiver: WebhookReceiver;
+let doc: any;
+let A: WorldA;
+let B: WorldB;
+let agent: TestAgent;
+/** A customer of A's other than the inviter, to claim A's invitation. */
+let inviteeUma: string;
+/** A fresh platform for the operations that change what every other operation runs against (settings, clock). */
+let C: TestPlatform;
+/** An agent of A's whose actions wait for approval, for the operations on a pending action. */
+let approvalAgent: TestAgent;
+/** A device code of an agent of A's that nobody redeemed. */
+let deviceCode: string;
+
+// ---------------------------------------------------------------------------------------------
+// Deterministic randomness
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(a ^ (a >>> 15), 1 | a);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function shuffled<T>(items: T[], random: () => number): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+/** A seed per operation, so that adding an operation does not change the inputs of the others. */
+function seedOf(key: string): number {
+  let h = SEED >>> 0;
+  for (const c of key) h = Math.imul(h ^ c.charCodeAt(0), 16777619) >>> 0;
+  return h;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The OpenAPI document
+
+interface Operation {
+  key: string;
+  method: string;
+  /** Without the API prefix. */
+  path: string;
+  pathParams: string[];
+  query: Array<{ name: string; required: boolean; schema: any }>;
+  headers: Array<{ name: string; schema: any }>;
+  /** The JSON body's schema, or the multipart form's. */
+  body?: any;
+  multipart: boolean;
+  /** Whether the document says a body must be sent (false: a bare POST is fine). */
+  bodyRequired: boolean;
+  auth: 'basic' | 'agent' | 'none';
+}
+
+function deref(schema: any): any {
+  let s = schema;
+  while (s?.$ref) s = doc.components.schemas[s.$ref.split('/').pop()];
+  return s;
+}
+
+function operations(): Operation[] {
+  const out: Operation[] = [];
+  for (const [fullPath, item] of Object.entries<any>(doc.paths)) {
+    const path = fullPath.slice(API_PREFIX.length);
+    for (const [method, op] of Object.entries<any>(item)) {
+      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
+      const security: any[] = op.security ?? doc.security ?? [];
+      const params: any[] = [...(item.parameters ?? []), ...(op.parameters ?? [])];
+      const content = op.requestBody?.content ?? {};
+      out.push({
+        key: `${method.toUpperCase()} ${path}`,
+        method: method.toUpperCase(),
+        path,
+        pathParams: [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!),
+        query: params.filter((p) => p.in === 'query').map((p) => ({ name: p.name, required: !!p.required, schema: deref(p.schema) })),
+        headers: params.filter((p) => p.in === 'header').map((p) => ({ name: p.name, schema: deref(p.schema) })),
+        body: deref(content['application/json']?.schema ?? content['multipart/form-data']?.schema),
+        multipart: !!content['multipart/form-data'],
+        bodyRequired: op.requestBody?.required === true,
+        auth: security.some((s) => 'BasicAuth' in s) ? 'basic' : security.some((s) => 'AgentAuth' in s) ? 'agent' : 'none',
+      });
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures: the path, valid body and valid query of each operation fuzzed
+
+/** The filled-in path of each fuzzed operation with path parameters (A's own objects). */
+const PATHS: Record<string, (a: WorldA) => string> = {
+  'PATCH /customers/{customerId}': (a) => `/customers/${a.customer}`,
+  'POST /auth/credentials/{id}/challenge': (a) => `/auth/credentials/${a.credential}/challenge`,
+  'POST /auth/credentials/{id}/verify': (a) => `/auth/credentials/${a.credential}/verify`,
+  'POST /internal-accounts/{id}/export': (a) => `/internal-accounts/${a.walletAccount}/export`,
+  'POST /transactions/{transactionId}/approve': (a) => `/transactions/${a.txPending}/approve`,
+  'POST /transactions/{transactionId}/reject': (a) => `/transactions/${a.txPending}/reject`,
+  'POST /sandbox/internal-accounts/{accountId}/fund': (a) => `/sandbox/internal-accounts/${a.usd}/fund`,
+  'POST /invitations/{invitationCode}/claim': (a) => `/invitations/${a.invitation}/claim`,
+  'PATCH /beneficial-owners/{beneficialOwnerId}': (a) => `/beneficial-owners/${a.owner}`,
+  'PATCH /agents/{agentId}': (a) => `/agents/${a.agent}`,
+  'PATCH /agents/{agentId}/policy': (a) => `/agents/${a.agent}/policy`,
+  'POST /agents/{agentId}/actions/{actionId}/reject': (a) => `/agents/${a.agent}/actions/${a.action}/reject`,
+  'PUT /documents/{documentId}': (a) => `/documents/${a.document}`,
+  'GET /receiver/external-account/{accountId}': (a) => `/receiver/external-account/${a.ext}`,
+  'GET /receiver/uma/{receiverUmaAddress}': () => `/receiver/uma/${encodeURIComponent(SANDBOX_RECEIVER)}`,
+  // Unauthenticated: the code is the capability (a fresh agent's, unredeemed).
+  'GET /agents/device-codes/{code}/status': () => `/agents/device-codes/${deviceCode}/status`,
+  'POST /agents/device-codes/{code}/redeem': () => `/agents/device-codes/${deviceCode}/redeem`,
+};
+
+/** Valid bodies beyond the isolation fixtures' (PATH_OP_BODIES, and REFERENCE_PROBES' own requests). */
+const BODIES: Record<string, (a: WorldA) => unknown> = {
+  'PATCH /config': () => ({
+    webhookEndpoint: 'https://example.com/hook',
+    supportedCurrencies: ['USD', 'EUR'].map((currencyCode) => ({ currencyCode, minAmount: 1, maxAmount: 1_000_000_000, requiredCounterpartyFields: [{ name: 'FULL_NAME', mandatory: true }], enabledTransactionTypes: ['OUTGOING', 'INCOMING'] })),
+    fees: { variableFeeRate: 0.003, fixedFees: [{ currencyCode: 'USD', amount: 50 }], fxSpreadBps: 25 },
+    embeddedWallets: { currencies: ['USD'], oidcIssuers: [{ issuer: 'https://accounts.example.com', audiences: ['fuzz-client'] }] },
+  }),
+  'POST /sandbox/clock/advance': () => ({ seconds: 60 }),
+  'POST /tokens': () => ({ name: 'fuzz token', permissions: ['VIEW'] }),
+  'POST /platform/external-accounts': () => ({ currency: 'USD', accountInfo: { accountType: 'USD_ACCOUNT', accountNumber: '987654002', routingNumber: '021000021', beneficiary: { beneficiaryType: 'BUSINESS', legalName: 'Fuzz Treasury' } } }),
+  'POST /transactions/{transactionId}/approve': () => ({}),
+  'POST /auth/credentials/{id}/challenge': () => ({}),
+  'POST /agents/me/quotes': (a) => quoteBody(a.usd, a.ext),
+  'POST /agents/me/transfer-out': (a) => ({ source: { accountId: a.usd }, destination: { accountId: a.ext }, amount: 100 }),
+  'POST /agents/me/transfer-in': (a) => ({ source: { accountId: a.ext }, destination: { accountId: a.usd }, amount: 100 }),
+  'POST /agents/me/external-accounts': (a) => {
+    const { customerId: _, ...body } = extAccountBody(a.customer);
+    return body;
+  },
+  'POST /documents': (a) => ({ documentHolder: a.customer, documentType: 'PASSPORT', country: 'US' }),
+  'PUT /documents/{documentId}': () => ({ documentType: 'DRIVERS_LICENSE', country: 'US' }),
+  'POST /invitations/{invitationCode}/claim': () => ({ inviteeUma }),
+  'POST /beneficial-owners': (a) => ({ ...(REFERENCE_PROBES['POST /beneficial-owners']![0]!.a(a, B).body as object), ownershipPercentage: 1 }),
+  'POST /customers/bulk/csv': () => ({}),
+};
+
+/** Operations run on the fresh platform C: they change what the other operations run against. */
+const ON_C = new Set(['PATCH /config', 'POST /sandbox/clock/advance']);
+
+/**
+ * Operations whose valid request is used up by the first that succeeds (a quote paid, a payment
+ * approved): each input gets a fresh object, in place of the valid request's.
+ */
+const PREPARE: Record<string, (path: string, body: any) => Promise<{ path: string; body: any }>> = {
+  'POST /sandbox/send': async (path, body) => {
+    const quote = ok(await A.tp.api.post('/quotes', realtimeQuoteBody(A.customer, A.ext)), 201, 'realtime quote');
+    return { path, body: replaceString(body, A.realtimeQuote, quote.id) };
+  },
+  'POST /transactions/{transactionId}/approve': async (path, body) => ({ path: path.replace(A.txPending, await pendingPayment()), body }),
+  'POST /transactions/{transactionId}/reject': async (path, body) => ({ path: path.replace(A.txPending, await pendingPayment()), body }),
+  'POST /agents/{agentId}/actions/{actionId}/reject': async (path, body) => {
+    const action = ok(await approvalAgent.api.post('/agents/me/transfer-out', { source: { accountId: A.usd }, destination: { accountId: A.ext }, amount: 100 }), 201, 'agent action');
+    return { path: `/agents/${approvalAgent.id}/actions/${action.id}/reject`, body };
+  },
+};
+
+async function pendingPayment(): Promise<string> {
+  const payment = ok(await A.tp.api.post('/sandbox/uma/receive', umaReceiveBody({ customerId: A.customer })), 200, 'incoming payment');
+  return payment.id;
+}
+
+function replaceString(value: unknown, from: string, to: string): unknown {
+  if (value === from) return to;
+  if (Array.isArray(value)) return value.map((v) => replaceString(v, from, to));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, replaceString(v, from, to)]));
+  return value;
+}
+
+/** Query values beyond the isolation fixtures' (a required parameter that must name a certain kind of object). */
+const QUERIES: Record<string, (a: WorldA) => Record<string, string>> = {
+  'GET /beneficial-owners': (a) => ({ customerId: a.business }),
+};
+
+/**
+ * Values that must differ from one request to the next for the valid body to stay valid (a new
+ * customer's platformCustomerId, a new bank account's number): replaced in each input that still
+ * holds the valid body's value.
+ */
+const FRESH: Record<string, Array<{ path: string[]; value: (n: number) => string }>> = {
+  'POST /customers': [{ path: ['platformCustomerId'], value: (n) => `fuzz-${n}` }],
+  'POST /customers/external-accounts': [{ path: ['accountInfo', 'accountNumber'], value: (n) => `${7_000_000 + n}001` }],
+  'POST /agents/me/external-accounts': [{ path: ['accountInfo', 'accountNumber'], value: (n) => `${8_000_000 + n}001` }],
+  'POST /platform/external-accounts': [{ path: ['accountInfo', 'accountNumber'], value: (n) => `${9_000_000 + n}001` }],
+};
+
+let freshCounter = 0;
+function freshen(op: Operation, valid: unknown, body: unknown): unknown {
+  let out = body;
+  for (const { path, value } of FRESH[op.key] ?? []) {
+    if (getAt(out, path) !== undefined && getAt(out, path) === getAt(valid, path)) out = withValue(out, path, value(++freshCounter));
+  }
+  return out;
+}
+
+function validBody(op: Operation): unknown {
+  const fixture = BODIES[op.key] ?? PATH_OP_BODIES[op.key];
+  if (fixture) {
+    const body = fixture(A) as any;
+    return body?.multipart ?? body;
+  }
+  const probe = REFERENCE_PROBES[op.key]?.[0];
+  if (probe && !op.pathParams.length) {
+    const spec = probe.a(A, B);
+    if (spec.body !== undefined) return (spec.body as any).multipart ?? spec.body;
+  }
+  return sample(op.body);
+}
+
+function validQuery(op: Operation): Record<string, string> {
+  const values = queryValues(A);
+  const query: Record<string, string> = { ...PATH_OP_QUERIES[op.key]?.({ customer: A.customer }), ...QUERIES[op.key]?.(A) };
+  for (const q of op.query) if (q.required && query[q.name] === undefined) query[q.name] = values[q.name]?.[0] ?? String(sample(q.schema));
+  return query;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values from schemas
+
+/** The branches of a schema (oneOf / anyOf), or the schema itself. */
+function branches(schema: any): any[] {
+  const s = deref(schema);
+  const list = s?.oneOf ?? s?.anyOf;
+  return list ? list.map(deref) : [s];
+}
+
+/** The branch of a oneOf the value is in (by its discriminator, else the first that fits its keys). */
+function branchOf(schema: any, value: any): any {
+  const s = deref(schema);
+  const list = branches(s);
+  if (list.length === 1) return list[0];
+  const property = s.discriminator?.propertyName;
+  if (property && value && typeof value === 'object') {
+    const hit = list.find((b) => deref(b.properties?.[property])?.enum?.includes(value[property]) || deref(b.properties?.[property])?.const === value[property]);
+    if (hit) return hit;
+  }
+  if (value === null) return list.find((b) => typeOf(b) === 'null') ?? list[0];
+  return list.find((b) => typeOf(b) === jsonType(value)) ?? list[0];
+}
+
+function typeOf(schema: any): string | undefined {
+  const s = deref(schema);
+  if (!s) return undefined;
+  if (Array.isArray(s.type)) return s.type.find((x: string) => x !== 'null');
+  if (s.type) return s.type;
+  if (s.properties) return 'object';
+  if (s.enum) return typeof s.enum[0];
+  if (s.const !== undefined) return typeof s.const;
+  return undefined;
+}
+
+function jsonType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  return typeof value;
+}
+
+/** A value that fits the schema, built from its const, enum, default, format and bounds. */
+function sample(schema: any, depth = 0): unknown {
+  const s = branches(schema)[0];
+  if (!s || depth > 8) return undefined;
+  if (s.const !== undefined) return s.const;
+  if (s.enum) return s.enum[0];
+  if (s.default !== undefined) return s.default;
+  switch (typeOf(s)) {
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      for (const name of s.required ?? []) out[name] = sample(s.properties?.[name], depth + 1);
+      return out;
+    }
+    case 'array':
+      return Array.from({ length: s.minItems ?? 0 }, () => sample(s.items, depth + 1));
+    case 'integer':
+    case 'number':
+      return Math.max(s.minimum ?? 1, 1);
+    case 'boolean':
+      return true;
+    case 'string': {
+      if (s.format === 'date-time') return '2030-01-01T00:00:00Z';
+      if (s.format === 'date') return '1990-01-15';
+      if (s.format === 'email') return 'fuzz@example.com';
+      if (s.format === 'uri') return 'https://example.com/fuzz';
+      const candidates = ['USD', 'US', 'fuzz', 'x', '1', 'abc123'];
+      if (s.pattern) return candidates.find((c) => new RegExp(s.pattern, 'u').test(c)) ?? 'x';
+      return 'x'.repeat(Math.max(s.minLength ?? 1, 1));
+    }
+    default:
+      return 'x';
+  }
+}
+
+function swapCase(text: string): string {
+  return [...text].map((c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase())).join('');
+}
+
+function nested(depth: number): unknown {
+  let value: unknown = 1;
+  for (let i = 0; i < depth; i++) value = i % 2 ? [value] : { a: value };
+  return value;
+}
+
+const LONG = 'a'.repeat(10_000);
+const STRINGS: Array<[string, unknown]> = [
+  ['empty string', ''],
+  ['blank', '   '],
+  ['10k chars', LONG],
+  ['10k emoji', '😀'.repeat(5_000)],
+  ['unicode', 'Zoë 名前 😀 ‮rtl'],
+  ['NUL', 'a\u0000b'],
+  ['control chars', '\u0001\u0007\b\t\n\r\u001b\u007f'],
+  ['lone surrogate', '\ud800'],
+  ['quotes and SQL', `'"; drop table customers; --`],
+  ['percent escapes', '%00%ff%'],
+  ['path', '../../etc/passwd'],
+  ['id-like', 'Customer:00000000-0000-0000-0000-000000000000'],
+];
+const NUMBERS: Array<[string, unknown]> = [
+  ['0', 0],
+  ['-1', -1],
+  ['1.5', 1.5],
+  ['1e308', 1e308],
+  ['-1e308', -1e308],
+  ['2^53', 2 ** 53],
+  ['2^63', 2 ** 63],
+  ['9000000000000001', 9_000_000_000_000_001],
+  ['9000000000000000', 9_000_000_000_000_000],
+  ['-0', -0],
+  ['1e-7', 1e-7],
+];
+const DATE_TIMES = ['0001-01-01T00:00:00Z', '9999-12-31T23:59:59Z', '9999-12-31T23:59:59-01:00', '0001-01-01T00:00:00+01:00', '0000-01-01T00:00:00Z', '2024-02-30T00:00:00Z', '2024-01-01T24:00:00Z', '2016-12-31T23:59:60Z', '2024-01-01', 'yesterday', '+275760-09-13T00:00:00Z', '1970-01-01T00:00:00.123456789Z'];
+const DATES = ['0001-01-01', '9999-12-31', '0000-01-01', '2024-02-30', '1990-13-01', '1990-1-1', '2024-01-01T00:00:00Z'];
+
+/** Replacements for a value at a place whose schema is `schema` (the branch `value` is in). */
+function replacements(schema: any, value: unknown): Array<[string, unknown]> {
+  const s = branchOf(schema, value);
+  const type = typeOf(s);
+  const out: Array<[string, unknown]> = [
+    ['null', null],
+    ['true', true],
+    ['array', []],
+    ['array of the value', [value ?? 'x']],
+    ['object', {}],
+    ['deeply nested', nested(40)],
+  ];
+  if (type !== 'string') out.push(['"x"', 'x'], ...STRINGS.slice(0, 6));
+  if (type !== 'integer' && type !== 'number') out.push(['1', 1], ['-1', -1], ['1e308', 1e308]);
+  if (type === 'string') {
+    out.push(...STRINGS, ['0', 0], ['1.5', 1.5]);
+    if (s?.enum) {
+      for (const e of s.enum.slice(0, 2)) out.push([`wrong case ${e}`, swapCase(String(e))], [`padded ${e}`, ` ${e} `]);
+    }
+    if (s?.format === 'date-time') out.push(...DATE_TIMES.map((d): [string, unknown] => [`date-time ${d}`, d]));
+    if (s?.format === 'date') out.push(...DATES.map((d): [string, unknown] => [`date ${d}`, d]));
+    if (s?.format === 'email') out.push(['email 10k', `${'a'.repeat(64)}@${'b'.repeat(9_000)}.com`], ['email NUL', 'a\u0000@example.com'], ['email unicode', 'zoë@exämple.com']);
+    if (s?.maxLength) out.push([`maxLength ${s.maxLength}`, 'a'.repeat(s.maxLength)], [`maxLength ${s.maxLength} emoji`, '😀'.repeat(s.maxLength)]);
+    if (typeof value === 'string' && /^\d+$/.test(value)) out.push(['as number', Number(value)]);
+  }
+  if (type === 'integer' || type === 'number') {
+    out.push(...NUMBERS, ['as string', String(value ?? 1)], ['"1e3"', '1e3']);
+    if (s?.maximum !== undefined) out.push([`maximum ${s.maximum}`, s.maximum], [`maximum+1`, s.maximum + 1]);
+  }
+  if (type === 'boolean') out.push(['"true"', 'true'], ['0', 0]);
+  if (type === 'array') {
+    const item = sample(s.items);
+    out.push(['200 items', Array.from({ length: 200 }, () => (Array.isArray(value) && value.length ? value[0] : item))], ['item null', [null]], ['item junk', [{ junk: LONG }]]);
+    if (Array.isArray(value) && value.length) out.push(['duplicated items', [...value, ...value]]);
+  }
+  if (type === 'object') {
+    const b = s;
+    for (const name of b.required ?? []) {
+      if (value && typeof value === 'object' && name in (value as object)) {
+        const { [name]: _, ...rest } = value as Record<string, unknown>;
+        out.push([`without ${name}`, rest]);
+      }
+    }
+    out.push(['unknown field', { ...(value as object), fuzzUnknown: 1 }]);
+    // A discriminated oneOf: each discriminator value next to the fields of the value's own branch.
+    const parent = deref(schema);
+    const property = parent?.discriminator?.propertyName;
+    if (property && value && typeof value === 'object') {
+      for (const other of branches(parent)) {
+        const tag = deref(other.properties?.[property])?.enum?.[0] ?? deref(other.properties?.[property])?.const;
+        if (tag === undefined || tag === (value as any)[property]) continue;
+        out.push([`${property} ${tag} with the other fields`, { ...(value as object), [property]: tag }]);
+        out.push([`${property} ${tag} with its required fields as junk`, { ...(sample(other) as object), ...Object.fromEntries((other.required ?? []).filter((n: string) => n !== property).map((n: string) => [n, LONG])) }]);
+      }
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inputs
+
+interface Input {
+  label: string;
+  /** Query string, already encoded (without `?`). */
+  query?: string;
+  /** JSON body (any value; `undefined` sends none) or form fields. */
+  body?: unknown;
+  form?: { fields: Record<string, string | undefined>; file: boolean; csv?: string };
+  /** Whether the operation's schema takes the input; undefined: not judged. */
+  valid?: boolean;
+  /** A path other than the operation's fixture (junk in a path parameter). */
+  path?: string;
+  /** The valid body this one was made from. */
+  validBody?: unknown;
+  headers?: Record<string, string>;
+}
+
+function encodeQuery(query: Record<string, string>): string {
+  return Object.entries(query)
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
+    .join('&');
+}
+
+/** Every place in a body: [path, value at it, schema at it]. Fields the schema has but the body lacks are places too. */
+function places(schema: any, value: unknown, path: Array<string | number> = [], out: Array<{ path: Array<string | number>; value: unknown; schema: any }> = []) {
+  if (path.length > 6) return out;
+  const s = branchOf(schema, value);
+  if (path.length > 0) out.push({ path, value, schema });
+  if (typeOf(s) === 'object' && s.properties) {
+    for (const [name, sub] of Object.entries<any>(s.properties)) {
+      const present = value && typeof value === 'object' && !Array.isArray(value) && name in value;
+      places(sub, present ? (value as any)[name] : sample(sub), [...path, name], out);
+    }
+  } else if (typeOf(s) === 'array' && s.items) {
+    places(s.items, Array.isArray(value) && value.length > 0 ? value[0] : sample(s.items), [...path, 0], out);
+  }
+  return out;
+}
+
+function withValue(body: unknown, path: Array<string | number>, value: unknown): unknown {
+  if (path.length === 0) return value;
+  const [head, ...rest] = path;
+  const base: any = Array.isArray(body) ? [...body] : body && typeof body === 'object' ? { ...body } : typeof head === 'number' ? [] : {};
+  base[head!] = withValue(base[head!], rest, value);
+  return base;
+}
+
+function bodyInputs(op: Operation, valid: any): Input[] {
+  const out: Input[] = [
+    { label: 'body []', body: [] },
+    { label: 'body null', body: null },
+    { label: 'body "x"', body: 'x' },
+    { label: 'body {}', body: {} },
+    { label: 'body 0', body: 0 },
+    { label: 'body deeply nested', body: nested(60) },
+    { label: 'body nested 30', body: { ...valid, fuzz: nested(30) } },
+    { label: 'valid body', body: valid },
+    { label: 'unknown field', body: { ...valid, fuzzUnknown: 'x' } },
+    { label: 'no body', body: undefined },
+  ];
+  for (const { path, value, schema } of places(op.body, valid)) {
+    for (const [what, replacement] of replacements(schema, value)) out.push({ label: `${path.join('.')} = ${what}`, body: withValue(valid, path, replacement) });
+    out.push({ label: `${path.join('.')} left out`, body: withValue(valid, path.slice(0, -1), omit(getAt(valid, path.slice(0, -1)), path[path.length - 1]!)) });
+  }
+  return out;
+}
+
+function getAt(value: unknown, path: Array<string | number>): unknown {
+  return path.reduce<any>((v, k) => (v == null ? undefined : v[k]), value);
+}
+
+function omit(value: unknown, key: string | number): unknown {
+  if (Array.isArray(value)) return value.filter((_, i) => i !== key);
+  if (!value || typeof value !== 'object') return value;
+  const { [key]: _, ...rest } = value as Record<string, unknown>;
+  return rest;
+}
+
+/** Cursors that decode, but to nonsense, and garbage that does not. */
+const b64 = (text: string) => Buffer.from(text).toString('base64url');
+const CURSORS = [
+  '%00',
+  'AAAA////',
+  '!!!!',
+  '====',
+  b64('null'),
+  b64('[]'),
+  b64('{}'),
+  b64('[1e308,"x"]'),
+  b64('[-62135596800001,"Customer:x"]'),
+  b64('[253402300800000,"Customer:x"]'),
+  b64('[0,"\\u0000"]'),
+  b64(`[0,"${'a'.repeat(300)}"]`),
+  b64('[0,1]'),
+  b64('[1.5,"Customer:x"]'),
+  b64('["2024-01-01","Customer:x"]'),
+  b64('[0,"Customer:\'); drop table x; --"]'),
+  'a'.repeat(512),
+  'a'.repeat(10_000),
+];
+
+/** Raw (already encoded) junk for any query parameter. */
+const QUERY_JUNK: Array<[string, string]> = [
+  ['empty', ''],
+  ['-1', '-1'],
+  ['0', '0'],
+  ['1.5', '1.5'],
+  ['1e308', '1e308'],
+  ['2^63', '9223372036854775808'],
+  ['huge', '99999999999999999999999999'],
+  ['NaN', 'NaN'],
+  ['Infinity', 'Infinity'],
+  ['true', 'true'],
+  ['%00', '%00'],
+  ['broken escape', '%E0%A4%A'],
+  ['bare %', '%'],
+  ['%ff', '%ff'],
+  ['10k chars', LONG],
+  ['emoji', encodeURIComponent('😀 名前')],
+  ['control chars', encodeURIComponent('\u0001\u001b\u007f')],
+  ['lone surrogate escape', '%ED%A0%80'],
+  ['brackets', '[]'],
+  ['base64 garbage', 'AAAA////'],
+  ['date 0000', '0000-01-01T00:00:00Z'],
+  ['date 0001', '0001-01-01T00:00:00Z'],
+  ['date 9999', '9999-12-31T23:59:59Z'],
+  ['date 9999 -01:00', encodeURIComponent('9999-12-31T23:59:59-01:00')],
+  ['date malformed', '2024-13-45T99:99:99Z'],
+  ['date only', '2024-01-01'],
+  ['date +275760', encodeURIComponent('+275760-09-13T00:00:00Z')],
+  ['wrong case', 'usd'],
+];
+
+/** Header values (what an HTTP client can put in a header: latin1). */
+const HEADER_JUNK: Array<[string, string]> = [
+  ['blank', ' '],
+  ['255 chars', 'k'.repeat(255)],
+  ['256 chars', 'k'.repeat(256)],
+  ['10k chars', LONG],
+  ['latin1', 'clé-ÿ'],
+  ['UTF-8 bytes of an emoji', Buffer.from('😀 名前').toString('latin1')],
+  ['control char', 'a\u0001b'],
+  ['quotes', `'"; --`],
+];
+
+function queryInputs(op: Operation, valid: Record<string, string>): Input[] {
+  const out: Input[] = [{ label: 'valid query', query: encodeQuery(valid) }];
+  const rest = (name: string) => encodeQuery(Object.fromEntries(Object.entries(valid).filter(([k]) => k !== name)));
+  const join = (...parts: string[]) => parts.filter(Boolean).join('&');
+  for (const q of op.query) {
+    const junk: Array<[string, string]> = [...QUERY_JUNK];
+    if (q.name === 'cursor') junk.push(...CURSORS.map((c, i): [string, string] => [`cursor ${i}`, c]));
+    if (q.schema?.enum) for (const e of q.schema.enum.slice(0, 2)) junk.push([`wrong case ${e}`, swapCase(String(e))]);
+    if (q.schema?.maxLength) junk.push([`maxLength ${q.schema.maxLength}`, 'a'.repeat(q.schema.maxLength)]);
+    for (const [what, raw] of junk) out.push({ label: `?${q.name} = ${what}`, query: join(rest(q.name), `${q.name}=${raw}`) });
+    const good = valid[q.name] ?? String(sample(q.schema) ?? 'x');
+    out.push({ label: `?${q.name} repeated`, query: join(rest(q.name), `${q.name}=${encodeURIComponent(good)}&${q.name}=${encodeURIComponent(good)}`) });
+    out.push({ label: `?${q.name} repeated, different`, query: join(rest(q.name), `${q.name}=${encodeURIComponent(good)}&${q.name}=junk`) });
+    out.push({ label: `?${q.name}[] `, query: join(rest(q.name), `${q.name}[]=${encodeURIComponent(good)}`) });
+    out.push({ label: `?${q.name} without a value`, query: join(rest(q.name), q.name) });
+    if (q.required) out.push({ label: `?${q.name} left out`, query: rest(q.name) });
+  }
+  for (const [from, to] of [['startDate', 'endDate'], ['createdAfter', 'createdBefore'], ['updatedAfter', 'updatedBefore']] as const) {
+    if (!op.query.some((q) => q.name === from) || !op.query.some((q) => q.name === to)) continue;
+    out.push({ label: `${from} after ${to}`, query: join(encodeQuery(valid), `${from}=2030-01-01T00:00:00Z&${to}=2020-01-01T00:00:00Z`) });
+    out.push({ label: `${from} 0001, ${to} 9999`, query: join(encodeQuery(valid), `${from}=0001-01-01T00:00:00Z&${to}=9999-12-31T23:59:59Z`) });
+    out.push({ label: `${from} 9999, ${to} 0001`, query: join(encodeQuery(valid), `${from}=9999-12-31T23:59:59Z&${to}=0001-01-01T00:00:00Z`) });
+  }
+  out.push({ label: 'unknown parameter', query: join(encodeQuery(valid), `fuzzUnknown=${LONG}`) });
+  return out;
+}
+
+function formInputs(op: Operation, valid: Record<string, string>): Input[] {
+  const out: Input[] = [
+    { label: 'valid form', form: { fields: valid, file: true } },
+    { label: 'form without a file', form: { fields: valid, file: false } },
+    { label: 'JSON instead of a form', body: valid },
+  ];
+  for (const name of Object.keys(deref(op.body)?.properties ?? {})) {
+    if (name === 'file') continue;
+    for (const [what, value] of [...STRINGS.filter(([, v]) => typeof v === 'string'), ['wrong case', swapCase(String(valid[name] ?? 'x'))]] as Array<[string, string]>) {
+      out.push({ label: `form ${name} = ${what}`, form: { fields: { ...valid, [name]: value }, file: true } });
+    }
+    out.push({ label: `form ${name} left out`, form: { fields: { ...valid, [name]: undefined }, file: true } });
+  }
+  if (op.key === 'POST /customers/bulk/csv') {
+    const rows = [
+      'platformCustomerId,customerType,fullName\nfz-1,INDIVIDUAL,Ok',
+      `platformCustomerId,customerType,fullName\nfz-2,INDIVIDUAL,${LONG}`,
+      'platformCustomerId,customerType,fullName\nfz-3,individual,\u0000',
+      'platformCustomerId,customerType,fullName,birthDate\nfz-4,INDIVIDUAL,Old,0001-01-01',
+      'platformCustomerId,customerType,fullName,birthDate\nfz-5,INDIVIDUAL,Bad,2024-02-30',
+      '"unclosed,quote\n',
+      '',
+      '\ufeff😀,😀\n😀,😀',
+    ];
+    rows.forEach((csv, i) => out.push({ label: `csv ${i}`, form: { fields: {}, file: true, csv } }));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Judging
+
+const ajv = new Ajv({ strict: false, allErrors: false, discriminator: true, validateFormats: true });
+addFormats(ajv);
+const ajvQuery = new Ajv({ strict: false, coerceTypes: 'array', validateFormats: true });
+addFormats(ajvQuery);
+const bodyValidators = new Map<string, any>();
+const queryValidators = new Map<string, any>();
+
+function schemaTakesBody(op: Operation, body: unknown): boolean | undefined {
+  if (op.multipart) return undefined;
+  if (!bodyValidators.has(op.key)) bodyValidators.set(op.key, ajv.compile({ ...op.body, components: doc.components }));
+  // No body (or `null`, which the API reads as none) is the operation's business where one is optional.
+  if (body === undefined || body === null) return op.bodyRequired ? false : undefined;
+  return bodyValidators.get(op.key)(structuredClone(body)) as boolean;
+}
+
+function schemaTakesQuery(op: Operation, raw: string): boolean | undefined {
+  const params = new Map<string, string[]>();
+  for (const part of raw.split('&').filter(Boolean)) {
+    const [k, v = ''] = part.split('=');
+    let key: string;
+    let value: string;
+    try {
+      key = decodeURIComponent(k!);
+      value = decodeURIComponent(v);
+    } catch {
+      return false; // not a query string the server can read
+    }
+    if (value.includes('\u0000') || /[\ud800-\udfff]/.test(value.replace(/[\ud800-\udbff][\udc00-\udfff]/g, ''))) return false;
+    params.set(key, [...(params.get(key) ?? []), value]);
+  }
+  if ([...params.values()].some((v) => v.length > 1)) return undefined; // repeated: not judged
+  if (!queryValidators.has(op.key)) {
+    const schema = { components: doc.components, type: 'object', properties: Object.fromEntries(op.query.map((q) => [q.name, q.schema])), required: op.query.filter((q) => q.required).map((q) => q.name) };
+    queryValidators.set(op.key, ajvQuery.compile(schema));
+  }
+  const query = Object.fromEntries([...params].map(([k, v]) => [k, v[0]]));
+  return queryValidators.get(op.key)(query) as boolean;
+}
+
+interface Answer {
+  status: number;
+  body: any;
+  text: string;
+}
+
+function problemWith(answer: Answer, valid: boolean | undefined): string | undefined {
+  if (answer.status >= 500) return `${answer.status}`;
+  if (answer.status >= 400) {
+    const b = answer.body;
+    if (!b || typeof b !== 'object' || Array.isArray(b)) return `${answer.status} without the error envelope`;
+    if (b.status !== answer.status) return `${answer.status} with envelope status ${b.status}`;
+    if (typeof b.code !== 'string' || b.code.length === 0) return `${answer.status} without a code`;
+    if (typeof b.message !== 'string') return `${answer.status} without a message`;
+    if (b.details !== undefined && (typeof b.details !== 'object' || b.details === null)) return `${answer.status} with details that are not an object`;
+    return undefined;
+  }
+  if (answer.status >= 200 && answer.status < 300 && valid === false) return `${answer.status} ACCEPTED an input its schema refuses`;
+  return undefined;
+}
+
+function headersFor(op: Operation): Record<string, string> {
+  if (op.auth === 'agent') return { authorization: `Bearer ${agent.accessToken}` };
+  if (op.auth === 'none') return {};
+  return { authorization: basicAuth((ON_C.has(op.key) ? C : A.tp).credentials) };
+}
+
+async function send(op: Operation, basePath: string, input: Input): Promise<Answer> {
+  const headers = { ...headersFor(op), ...input.headers };
+  let path = input.path ?? basePath;
+  let body = input.body;
+  if (PREPARE[op.key] && input.valid !== false && !input.path) ({ path, body } = await PREPARE[op.key]!(path, body));
+  let payload: string | Buffer | undefined;
+  if (input.form) {
+    const fields = Object.fromEntries(Object.entries(input.form.fields).filter(([, v]) => v !== undefined)) as Record<string, string>;
+    const csv = input.form.csv ?? (op.key === 'POST /customers/bulk/csv' ? `platformCustomerId,customerType,fullName\nfz-bulk-${++freshCounter},INDIVIDUAL,Bulk` : undefined);
+    const files = input.form.file ? [csv !== undefined ? { fileName: 'customers.csv', contentType: 'text/csv', content: Buffer.from(csv) } : { fileName: 'doc.pdf', contentType: 'application/pdf', content: PDF }] : [];
+    const built = multipart(fields, files);
+    payload = built.payload;
+    headers['content-type'] = built.contentType;
+  } else if (body !== undefined) {
+    payload = JSON.stringify(input.valid !== false ? freshen(op, input.validBody, body) : body);
+    headers['content-type'] = 'application/json';
+  }
+  const url = `${API_PREFIX}${path}${input.query ? `?${input.query}` : ''}`;
+  const response = await t.corridor.app.inject({ method: op.method as any, url, headers, payload });
+  let parsed: any;
+  try {
+    parsed = JSON.parse(response.body);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.statusCode, body: parsed, text: response.body };
+}
+
+function describe_(op: Operation, path: string, input: Input, answer: Answer): string {
+  const sent = input.form ? ` form ${JSON.stringify(input.form.fields).slice(0, 150)}` : input.body !== undefined ? ` ${JSON.stringify(input.body).slice(0, 200)}` : '';
+  return `${op.method} ${input.path ?? path}${input.query ? `?${input.query.slice(0, 150)}` : ''}${sent} [${input.label}] → ${answer.status} ${answer.text.slice(0, 300)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Setup
+
+beforeAll(async () => {
+  t = await startTestApp();
+  receiver = await startWebhookReceiver();
+  receiver.setDefault((request) => (request.json?.type === 'INCOMING_PAYMENT.PENDING' ? { status: 202 } : { status: 200 }));
+  await t.corridor.app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (t.corridor.app.server.address() as AddressInfo).port;
+  doc = (await t.anonymous.get('/openapi.json')).body;
+  A = await buildA(t, receiver, `127.0.0.1:${port}`);
+  B = await buildB(t, `localhost:${port}`);
+  agent = await connectedAgent(t, A.tp, A.customer, agentPolicy(), 'Fuzz agent');
+  approvalAgent = await connectedAgent(t, A.tp, A.customer, agentPolicy({ defaultExecutionMode: 'APPROVAL_REQUIRED' }), 'Fuzz approval agent');
+  C = await t.createPlatform({ name: 'Fuzz platform C' });
+  deviceCode = ok(await A.tp.api.post('/agents', { name: 'Unredeemed agent', customerId: A.customer, policy: agentPolicy() }), 201, 'agent').deviceCode.code;
+  const invitee = await newCustomer(A.tp, 'Ivy Invitee');
+  inviteeUma = ok(await A.tp.api.get(`/customers/${invitee.id}`), 200, 'invitee').umaAddress;
+});
+
+afterAll(async () => {
+  await t?.close();
+  await receiver?.close();
+});
+
+/** Operations that change what the others run against go last (the platform's settings, its clock). */
+function order(op: Operation): number {
+  return op.key === 'PATCH /config' ? 2 : op.key === 'POST /sandbox/clock/advance' ? 1 : 0;
+}
+
+function fuzzed(ops: Operation[]): Operation[] {
+  // Agent operations with a body or query; the others (platform, and the unauthenticated device-code routes) with path parameters too.
+  return ops.filter((op) => op.body || op.query.length > 0 || (op.pathParams.length > 0 && op.auth !== 'agent')).sort((x, y) => order(x) - order(y));
+}
+
+/** The path of an operation with A's objects: the fixture, else A's first id for each parameter. */
+function pathOf(op: Operation): string {
+  if (PATHS[op.key]) return PATHS[op.key]!(A);
+  const ids = pathIds(A);
+  return op.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(ids[name]![0]!));
+}
+
+const PATH_JUNK: Array<[string, string]> = [
+  ['%00', '%00'],
+  ['NUL in an id', 'Customer%3A%00'],
+  ['%ff', '%ff'],
+  ['100 chars', 'a'.repeat(100)],
+  ['emoji', encodeURIComponent('😀名前')],
+  ['SQL', encodeURIComponent(`'; drop table customers; --`)],
+  ['wrong prefix', encodeURIComponent('Token:01a22264-9c99-70c2-899a-a1abd2bf1cde')],
+  ['nil id', encodeURIComponent('Customer:00000000-0000-0000-0000-000000000000')],
+  ['no uuid', encodeURIComponent('Customer:')],
+  ['dot dot', '..'],
+  ['encoded dot dot', '%2e%2e'],
+  ['blank', '%20'],
+  ['lone surrogate escape', '%ED%A0%80'],
+  ['control chars', '%01%1b%7f'],
+  ['number', '1e308'],
+];
+
+function pathInputs(op: Operation, path: string, body: unknown): Input[] {
+  const out: Input[] = [];
+  const valid = path.split('/');
+  const template = op.path.split('/');
+  template.forEach((segment, i) => {
+    if (!segment.startsWith('{')) return;
+    for (const [what, junk] of PATH_JUNK) {
+      const parts = [...valid];
+      parts[i] = junk;
+      out.push({ label: `path ${segment} = ${what}`, path: parts.join('/'), body });
+    }
+  });
+  return out;
+}
+
+describe('robustness', () => {
+  it('every fuzzed operation with path parameters has a path', () => {
+    const ids = pathIds(A);
+    // Operations with a body or query need the object their valid request is for; others take A's first id of each kind.
+    const missing = fuzzed(operations())
+      .filter((op) => op.pathParams.length > 0 && !PATHS[op.key] && ((op.body || op.query.length > 0) || op.pathParams.some((name) => !ids[name]?.length)))
+      .map((op) => op.key);
+    expect(missing).toEqual([]);
+  });
+
+  it('no bad or edge input gets a 5xx or an answer outside the error envelope', async () => {
+    const failures: string[] = [];
+    let sentCount = 0;
+    for (const op of fuzzed(operations())) {
+      const random = mulberry32(seedOf(op.key));
+      const path = op.pathParams.length ? pathOf(op) : op.path;
+      const query = validQuery(op);
+      let inputs: Input[] = [];
+      if (op.query.length > 0) inputs.push(...queryInputs(op, query).map((i) => ({ ...i, valid: schemaTakesQuery(op, i.query ?? '') })));
+      if (op.body && op.multipart) {
+        inputs.push(...formInputs(op, validBody(op) as Record<string, string>));
+      } else if (op.body) {
+        const q = encodeQuery(query);
+        const valid = validBody(op);
+        inputs.push(...bodyInputs(op, valid).map((i) => ({ ...i, query: q || undefined, validBody: valid, valid: schemaTakesBody(op, i.body) })));
+        for (const h of op.headers) {
+          for (const [what, junk] of HEADER_JUNK) {
+            // Idempotency keys are the platform's, across operations: each operation its own.
+            const value = junk.length >= 8 ? `${op.key.length}${h.name.length}${op.method}${junk}`.slice(0, junk.length) : junk;
+            inputs.push({ label: `header ${h.name} = ${what}`, query: q || undefined, body: valid, validBody: valid, headers: { [h.name]: value }, valid: value.length <= (h.schema?.maxLength ?? Infinity) && value.length >= (h.schema?.minLength ?? 0) ? undefined : false });
+          }
+        }
+      }
+      // Junk in each path parameter, the others (and the body) valid.
+      if (op.pathParams.length > 0) inputs.push(...pathInputs(op, path, inputs.find((i) => i.label === 'valid body')?.body ?? (op.body && !op.multipart ? validBody(op) : undefined)));
+      // Every input the schema takes reaches the service: those first, then a sample of the refused.
+      const takes = inputs.filter((i) => i.valid !== false);
+      const refused = inputs.filter((i) => i.valid === false);
+      inputs = [...shuffled(takes, random).slice(0, MAX_VALID), ...shuffled(refused, random).slice(0, MAX_INVALID)];
+      for (const input of inputs) {
+        const answer = await send(op, path, input);
+        sentCount++;
+        if (process.env.FUZZ_LOG) console.log(describe_(op, path, input, answer));
+        const problem = problemWith(answer, input.valid);
+        if (problem) failures.push(`${problem}: ${describe_(op, path, input, answer)}`);
+      }
+    }
+    expect(sentCount).toBeGreaterThan(1_000);
+    expect(failures, `seed ${SEED} (FUZZ_SEED=${SEED} replays it)`).toEqual([]);
+  });
+
+  it('extreme but valid amounts get no 5xx', async () => {
+    const failures: string[] = [];
+    const MAX = 9_000_000_000_000_000;
+    const p: TestPlatform = await t.createPlatform({ currencies: ['USD', 'JPY', 'BHD'] });
+    const wide = ['USD', 'JPY', 'BHD'].map((currencyCode) => ({ currencyCode, minAmount: 1, maxAmount: MAX, requiredCounterpartyFields: [], enabledTransactionTypes: ['OUTGOING', 'INCOMING'] }));
+    ok(await p.api.patch('/config', { supportedCurrencies: wide }), 200, 'config');
+    const sender = await newCustomer(p, 'Max Sender');
+    const payee = await newCustomer(p, 'Max Payee');
+    const check = (what: string, res: { status: number; body: any }) => {
+      const problem = problemWith({ status: res.status, body: res.body, text: JSON.stringify(res.body) }, undefined);
+      if (process.env.FUZZ_LOG) console.log(`${what} → ${res.status} ${JSON.stringify(res.body).slice(0, 600)}`);
+      if (problem) failures.push(`${problem}: ${what} → ${JSON.stringify(res.body).slice(0, 300)}`);
+      return res;
+    };
+    for (const [currency, account] of Object.entries(sender.accounts)) {
+      check(`fund ${currency} 2^53-1`, await p.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount: Number.MAX_SAFE_INTEGER }));
+      check(`fund ${currency} max`, await p.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount: MAX }));
+      check(`fund ${currency} max again`, await p.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount: MAX }));
+      check(`fund ${currency} max a third time`, await p.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount: MAX }));
+      check(`read ${currency} account`, await p.api.get('/customers/internal-accounts', { customerId: sender.id, currency }));
+    }
+    check('platform accounts', await p.api.get('/platform/internal-accounts'));
+    for (const [from, to] of [['JPY', 'BHD'], ['BHD', 'JPY'], ['USD', 'JPY'], ['JPY', 'USD'], ['BHD', 'USD']]) {
+      for (const side of ['SENDING', 'RECEIVING']) {
+        const body = { source: { sourceType: 'ACCOUNT', accountId: sender.accounts[from!] }, destination: { destinationType: 'ACCOUNT', accountId: payee.accounts[to!] }, lockedCurrencySide: side, lockedCurrencyAmount: MAX };
+        const q = check(`quote ${from}→${to} ${side} max`, await p.api.post('/quotes', body));
+        if (q.status === 201) check(`execute quote ${from}→${to} ${side} max`, await p.api.post(`/quotes/${q.body.id}/execute`));
+      }
+    }
+    check('exchange rates for the max', await p.api.get('/exchange-rates', { sourceCurrency: 'JPY', destinationCurrency: 'BHD', sendingAmount: MAX }));
+    const ext = await usdAccount(p, sender.id);
+    check('transfer-out of the max', await p.api.post('/transfer-out', { source: { accountId: sender.accounts.USD }, destination: { accountId: ext }, amount: MAX }));
+    check('transfer-out of the max again', await p.api.post('/transfer-out', { source: { accountId: sender.accounts.USD }, destination: { accountId: ext }, amount: MAX }));
+    check('transfer-in of the max', await p.api.post('/transfer-in', { source: { accountId: ext }, destination: { accountId: sender.accounts.USD }, amount: MAX }));
+    check('sandbox UMA receive of the max', await p.api.post('/sandbox/uma/receive', { senderUmaAddress: SANDBOX_RECEIVER, customerId: payee.id, receivingCurrencyCode: 'USD', receivingCurrencyAmount: MAX }));
+    check('transactions', await p.api.get('/transactions', { limit: 100 }));
+    check('accounts at the end', await p.api.get('/customers/internal-accounts', { limit: 100 }));
+    expect(failures).toEqual([]);
+  });
+});
