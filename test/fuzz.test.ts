@@ -21,19 +21,18 @@
 //
 // Every failure is collected and reported at once. FUZZ_LOG=1 prints every request and answer;
 // FUZZ_SEED picks the set of inputs (the failure report names the seed it ran with).
-import type { AddressInfo } from 'node:net';
 import AjvModule from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_PREFIX } from '../src/http/app.js';
 import { agentPolicy, connectedAgent, type TestAgent } from './support/agents.js';
-import { basicAuth, startTestApp, type TestApp, type TestPlatform } from './support/app.js';
+import { basicAuth, type TestApp, type TestPlatform } from './support/app.js';
 import { PATH_OP_BODIES, PATH_OP_QUERIES, pathIds, queryValues, REFERENCE_PROBES } from './support/isolation-routes.js';
-import { buildA, buildB, extAccountBody, ok, quoteBody, realtimeQuoteBody, SANDBOX_RECEIVER, umaReceiveBody, type WorldA, type WorldB } from './support/isolation-world.js';
+import { extAccountBody, ok, quoteBody, realtimeQuoteBody, SANDBOX_RECEIVER, umaReceiveBody, type WorldA, type WorldB, startWorlds } from './support/isolation-world.js';
 import { newCustomer, usdAccount } from './support/quotes.js';
 import { multipart, PDF } from './support/verification.js';
 import { b64, CURSORS, DATE_TIMES, DATES, HEADER_JUNK, LONG, mulberry32, nested, NUMBERS, QUERY_JUNK, seedOf, shuffled, STRINGS, swapCase, SEED } from './support/fuzz-values.js';
-import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
+import type { WebhookReceiver } from './support/webhook-receiver.js';
 
 const Ajv = (AjvModule as any).default ?? AjvModule;
 const addFormats = (addFormatsModule as any).default ?? addFormatsModule;
@@ -617,14 +616,7 @@ function describe_(op: Operation, path: string, input: Input, answer: Answer): s
 // Setup
 
 beforeAll(async () => {
-  t = await startTestApp();
-  receiver = await startWebhookReceiver();
-  receiver.setDefault((request) => (request.json?.type === 'INCOMING_PAYMENT.PENDING' ? { status: 202 } : { status: 200 }));
-  await t.corridor.app.listen({ port: 0, host: '127.0.0.1' });
-  const port = (t.corridor.app.server.address() as AddressInfo).port;
-  doc = (await t.anonymous.get('/openapi.json')).body;
-  A = await buildA(t, receiver, `127.0.0.1:${port}`);
-  B = await buildB(t, `localhost:${port}`);
+  ({ t, receiver, doc, A, B } = await startWorlds());
   agent = await connectedAgent(t, A.tp, A.customer, agentPolicy(), 'Fuzz agent');
   approvalAgent = await connectedAgent(t, A.tp, A.customer, agentPolicy({ defaultExecutionMode: 'APPROVAL_REQUIRED' }), 'Fuzz approval agent');
   C = await t.createPlatform({ name: 'Fuzz platform C' });

@@ -42,14 +42,13 @@
 // up. Those are listed in BY_DESIGN; B's answers are still checked for every other secret of A's.
 //
 // ISOLATION_LOG=1 prints every request and answer.
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_PREFIX } from '../src/http/app.js';
-import { basicAuth, startTestApp, type TestApp, type TestPlatform } from './support/app.js';
+import { basicAuth, type TestApp, type TestPlatform } from './support/app.js';
 import { BY_DESIGN, NO_REFERENCES, NOT_IDENTIFYING, NOT_PLATFORM_AUTH, OTHER_REFUSALS, ownPathIds, ownQueryValues, PATH_OP_BODIES, PATH_OP_HEADERS, PATH_OP_QUERIES, pathIds, queryValues, REFERENCE_PROBES, type Probe } from './support/isolation-routes.js';
-import { balancesOfA, buildA, buildB, MARK, ok, type RequestSpec, type WorldA, type WorldB } from './support/isolation-world.js';
+import { balancesOfA, MARK, ok, type RequestSpec, type WorldA, type WorldB, startWorlds } from './support/isolation-world.js';
 import { multipart, pdfFile } from './support/verification.js';
-import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
+import type { WebhookReceiver } from './support/webhook-receiver.js';
 
 let t: TestApp;
 let receiver: WebhookReceiver;
@@ -235,15 +234,7 @@ function idsIn(value: unknown): Set<string> {
 // Setup
 
 beforeAll(async () => {
-  t = await startTestApp();
-  receiver = await startWebhookReceiver();
-  receiver.setDefault((request) => (request.json?.type === 'INCOMING_PAYMENT.PENDING' ? { status: 202 } : { status: 200 }));
-  // Listen, so that B's UMA lookup of A's customer really reaches A's lnurlp endpoint (the Host header picks the platform).
-  await t.corridor.app.listen({ port: 0, host: '127.0.0.1' });
-  const port = (t.corridor.app.server.address() as AddressInfo).port;
-  doc = (await t.anonymous.get('/openapi.json')).body;
-  A = await buildA(t, receiver, `127.0.0.1:${port}`);
-  B = await buildB(t, `localhost:${port}`);
+  ({ t, receiver, doc, A, B } = await startWorlds());
 
   const ops = operations();
   snapshotBefore = await snapshotOfA(ops);

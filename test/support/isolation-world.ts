@@ -3,11 +3,12 @@
 import { expect } from 'vitest';
 import { generateClientKeyPair } from '../../src/wallet-client/index.js';
 import { agentPolicy, connectedAgent } from './agents.js';
-import type { TestApp, TestPlatform } from './app.js';
+import type { AddressInfo } from 'node:net';
+import { startTestApp, type TestApp, type TestPlatform } from './app.js';
 import { fund, newCustomer, usdAccount } from './quotes.js';
 import { ADDRESS, beneficialOwnerBody, multipart, uploadDocument } from './verification.js';
 import { emailSession, newWallet } from './wallets.js';
-import type { WebhookReceiver } from './webhook-receiver.js';
+import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
 
 // ---------------------------------------------------------------------------------------------
 // The two worlds
@@ -278,4 +279,21 @@ export async function balancesOfA(a: WorldA): Promise<Record<string, unknown>> {
   }
   expect(Object.keys(out)).toEqual(expect.arrayContaining([a.usd, a.eur, a.walletAccount]));
   return out;
+}
+
+/**
+ * The app listening on loopback (so that B's UMA lookup of A's customer really reaches A's lnurlp
+ * endpoint; the Host header picks the platform), a webhook receiver that leaves incoming payments
+ * pending, the server's OpenAPI document, and the two platforms' worlds.
+ */
+export async function startWorlds(): Promise<{ t: TestApp; receiver: WebhookReceiver; doc: any; A: WorldA; B: WorldB }> {
+  const t = await startTestApp();
+  const receiver = await startWebhookReceiver();
+  receiver.setDefault((request) => (request.json?.type === 'INCOMING_PAYMENT.PENDING' ? { status: 202 } : { status: 200 }));
+  await t.corridor.app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (t.corridor.app.server.address() as AddressInfo).port;
+  const doc = (await t.anonymous.get('/openapi.json')).body;
+  const A = await buildA(t, receiver, `127.0.0.1:${port}`);
+  const B = await buildB(t, `localhost:${port}`);
+  return { t, receiver, doc, A, B };
 }
