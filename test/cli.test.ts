@@ -33,8 +33,16 @@ async function cli(args: string[], env: Record<string, string> = {}) {
   return { code, out: lines.join('\n'), err: errors.join('\n') };
 }
 
+/** The environment for several CLI runs on one database: the worker's (PostgreSQL) or a new PGlite directory. */
+function oneDatabaseEnv(): Record<string, string> {
+  if (process.env.TEST_DATABASE_URL) return {};
+  const dir = mkdtempSync(join(tmpdir(), 'corridor-cli-'));
+  dirs.push(dir);
+  return { DATA_DIR: dir };
+}
+
 /** A database with no tables: a PGlite directory, or a new PostgreSQL database beside the worker's. */
-async function emptyDatabase() {
+async function emptyDatabase(): Promise<{ env: Record<string, string>; hasTables: () => Promise<boolean>; drop: () => Promise<void> }> {
   if (!process.env.TEST_DATABASE_URL) {
     const dir = mkdtempSync(join(tmpdir(), 'corridor-cli-'));
     dirs.push(dir);
@@ -52,11 +60,11 @@ async function emptyDatabase() {
   const url = new URL(workerDatabaseUrl());
   url.pathname = `${url.pathname}_empty`;
   const name = url.pathname.slice(1);
-  const admin = await openDatabase({ databaseUrl: process.env.TEST_DATABASE_URL });
+  const admin = await openDatabase({ databaseUrl: process.env.TEST_DATABASE_URL, dataDir: 'memory' });
   await sql.raw(`drop database if exists ${name}`).execute(admin.db);
   await sql.raw(`create database ${name}`).execute(admin.db);
   const hasTables = async () => {
-    const database = await openDatabase({ databaseUrl: url.toString() });
+    const database = await openDatabase({ databaseUrl: url.toString(), dataDir: 'memory' });
     try {
       return (await sql<{ n: number }>`select count(*)::int as n from pg_tables where schemaname = 'public'`.execute(database.db)).rows[0].n > 0;
     } finally {
@@ -117,8 +125,7 @@ describe('corridor CLI', () => {
 
   it('platform create prints credentials that work; token create adds another', async () => {
     // One database for every platform created here: a new PGlite directory per call migrates each time.
-    const here = process.env.TEST_DATABASE_URL ? {} : { DATA_DIR: mkdtempSync(join(tmpdir(), 'corridor-cli-')) };
-    if ('DATA_DIR' in here) dirs.push(here.DATA_DIR);
+    const here = oneDatabaseEnv();
     const created = await cli(['platform', 'create', '--name', 'Acme', '--json'], here);
     expect(created.code).toBe(0);
     const platform = JSON.parse(created.out);
@@ -301,8 +308,7 @@ describe('corridor ledger verify', () => {
   });
 
   it('an unknown --platform is a usage error, not an empty ledger that is fine', async () => {
-    const here = process.env.TEST_DATABASE_URL ? {} : { DATA_DIR: mkdtempSync(join(tmpdir(), 'corridor-cli-')) };
-    if ('DATA_DIR' in here) dirs.push(here.DATA_DIR);
+    const here = oneDatabaseEnv();
     expect((await cli(['migrate'], here)).code).toBe(0);
     const result = await cli(['ledger', 'verify', '--platform', 'Platform:nope'], here);
     expect(result.code).toBe(64);
@@ -310,8 +316,7 @@ describe('corridor ledger verify', () => {
   });
 
   it('passes on a consistent ledger and exits 1 naming a drifted account', async () => {
-    const here = process.env.TEST_DATABASE_URL ? {} : { DATA_DIR: mkdtempSync(join(tmpdir(), 'corridor-cli-')) };
-    if ('DATA_DIR' in here) dirs.push(here.DATA_DIR);
+    const here = oneDatabaseEnv();
     expect((await cli(['migrate'], here)).code).toBe(0);
     const empty = await cli(['ledger', 'verify'], here);
     expect(empty.code).toBe(0);

@@ -31,7 +31,7 @@ import { PATH_OP_BODIES, PATH_OP_QUERIES, pathIds, queryValues, REFERENCE_PROBES
 import { extAccountBody, ok, quoteBody, realtimeQuoteBody, SANDBOX_RECEIVER, umaReceiveBody, type WorldA, type WorldB, startWorlds } from './support/isolation-world.js';
 import { newCustomer, usdAccount } from './support/quotes.js';
 import { multipart, PDF } from './support/verification.js';
-import { b64, CURSORS, DATE_TIMES, DATES, HEADER_JUNK, LONG, mulberry32, nested, NUMBERS, QUERY_JUNK, seedOf, shuffled, STRINGS, swapCase, SEED } from './support/fuzz-values.js';
+import { CURSORS, DATE_TIMES, DATES, HEADER_JUNK, LONG, mulberry32, nested, NUMBERS, QUERY_JUNK, seedOf, shuffled, STRINGS, swapCase, SEED } from './support/fuzz-values.js';
 import type { WebhookReceiver } from './support/webhook-receiver.js';
 
 const Ajv = (AjvModule as any).default ?? AjvModule;

@@ -210,7 +210,7 @@ describe('stopOnSignals', () => {
     vi.useFakeTimers();
     try {
       for (const [first, second, code] of [['SIGINT', 'SIGTERM', 143], ['SIGTERM', 'SIGHUP', 129], ['SIGHUP', 'SIGINT', 130]] as const) {
-        const close = vi.fn(() => new Promise<void>(() => {}));
+        const close = vi.fn(() => new Promise<{ cutOff: boolean }>(() => {}));
         const { proc } = harness(close);
         proc.emit(first);
         expect(close).toHaveBeenCalledTimes(1);
@@ -228,7 +228,7 @@ describe('stopOnSignals', () => {
   it('the same signal twice at once is one request (Ctrl-C under npm start: from the terminal and from npm)', async () => {
     vi.useFakeTimers();
     try {
-      const close = vi.fn(() => new Promise<void>(() => {}));
+      const close = vi.fn(() => new Promise<{ cutOff: boolean }>(() => {}));
       const { proc } = harness(close, 60_000);
       proc.emit('SIGINT');
       await vi.advanceTimersByTimeAsync(20);
@@ -279,7 +279,7 @@ describe.runIf(process.env.TEST_DATABASE_URL)('Corridor.close on PostgreSQL', ()
     });
     try {
       await isLocked;
-      const request = fetch(`http://127.0.0.1:${port}/2025-10-13/customers`, { headers: { authorization: basicAuth(token) } }).then((r) => r.status, () => 'cut off');
+      const request = fetch(`http://127.0.0.1:${port}/2025-10-13/customers`, { headers: { authorization: basicAuth({ clientId: token.clientId, clientSecret: token.clientSecret! }) } }).then((r) => r.status, () => 'cut off');
       await new Promise((r) => setTimeout(r, 300));
       const closing = Date.now();
       const closed = corridor.close().then(({ cutOff }) => (cutOff ? 'closed, the request cut off' : 'closed'));

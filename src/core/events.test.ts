@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
 import { recordingDeletes, rowsRead } from '../../test/support/db.js';
 import { systemClock } from './clock.js';
-import { emitEvents, eventRows, pruneEvents } from './events.js';
+import { emitEvents, eventRows, pruneEvents, type EventType } from './events.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -27,7 +27,7 @@ describe('event outbox', () => {
     const quiet = await t.createPlatform();
     const { db } = t.corridor.database;
     const data = [{ n: 1, symbol: '€' }, { n: 2, note: 'say "hi"\\n' }, { n: 3, nested: { list: [1, 'two'] } }];
-    const ids = await emitEvents(db, quiet.platform, data.map((d, i) => ({ type: `TEST_${i}`, data: d })), systemClock);
+    const ids = await emitEvents(db, quiet.platform, data.map((d, i) => ({ type: `TEST_${i}` as EventType, data: d })), systemClock);
     const rows = await db.selectFrom('events').select(['id', 'type', sql<string>`data::text`.as('text')]).where('id', 'in', ids).execute();
     const byId = new Map(rows.map((r) => [r.id, r]));
     expect(ids.map((id) => byId.get(id))).toEqual(ids.map((id, i) => ({ id, type: `TEST_${i}`, text: JSON.stringify(data[i]) })));

@@ -1,4 +1,4 @@
-import { isOperationNodeSource, RawNode, ValueNode, type Insertable, type OperationNode, type OperationNodeSource } from 'kysely';
+import { isOperationNodeSource, RawNode, ValueNode, type InsertObject, type OperationNode, type OperationNodeSource } from 'kysely';
 import type { DB } from './schema.js';
 
 const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
@@ -10,7 +10,7 @@ const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
  * compiles. On the hot inserts (quotes, transactions) the query builder's parsing and frozen nodes
  * cost about four times as much server CPU as this (docs/benchmarks.md).
  */
-export function rowInsert<T extends keyof DB & string>(table: T, row: Insertable<DB[T]>): OperationNodeSource {
+export function rowInsert<T extends keyof DB & string>(table: T, row: InsertObject<DB, T>): OperationNodeSource {
   const columns: string[] = [];
   const values: OperationNode[] = [];
   for (const [column, value] of Object.entries(row)) {

@@ -63,7 +63,7 @@ describe.skipIf(testDatabaseKind() !== 'postgres')('a backend terminated as it s
     const port = await proxy.listen();
     const viaProxy = new URL(target);
     viaProxy.host = `127.0.0.1:${port}`;
-    database = await openDatabase({ databaseUrl: viaProxy.toString(), poolSize: 4 });
+    database = await openDatabase({ databaseUrl: viaProxy.toString(), dataDir: 'memory', poolSize: 4 });
   });
   afterAll(async () => {
     await database?.close();

@@ -20,7 +20,7 @@ it("a filtered list's plan follows the platform it is for, not the calls for a b
     await sql`insert into paged_items select 'S' || g, 'SMALL', 'DONE', now() - g * interval '1 second' from generate_series(1, 5) g`.execute(trx);
     await sql`analyze paged_items`.execute(trx);
     const list = (platform: string) =>
-      keysetPage((trx as unknown as Kysely<any>).selectFrom('paged_items').selectAll().where('platform_id', '=', platform).where('status', '=', 'DONE'), { limit: 2 });
+      keysetPage((trx as unknown as Kysely<any>).selectFrom('paged_items').selectAll().$castTo<{ id: string; created_at: Date }>().where('platform_id', '=', platform).where('status', '=', 'DONE'), { limit: 2 });
 
     for (let i = 0; i < 8; i++) expect((await list('BIG')).totalCount).toBe(10_000);
     const before = await rowsRead(trx, 'paged_items');
@@ -35,7 +35,7 @@ it('an empty first page counts nothing; an empty page past a cursor still gives 
   await database.db.transaction().execute(async (trx) => {
     await sql`create temp table paged_items (id text primary key, platform_id text not null, created_at timestamptz not null) on commit drop`.execute(trx);
     await sql`insert into paged_items values ('A1', 'P', now())`.execute(trx);
-    const items = (trx as unknown as Kysely<any>).selectFrom('paged_items').selectAll();
+    const items = (trx as unknown as Kysely<any>).selectFrom('paged_items').selectAll().$castTo<{ id: string; created_at: Date }>();
     expect(await keysetPage(items.where('platform_id', '=', 'Q'), {})).toEqual({ rows: [], hasMore: false, nextCursor: undefined, totalCount: 0 });
     const first = await keysetPage(items.where('platform_id', '=', 'P'), { limit: 1 });
     expect(first.rows).toHaveLength(1);

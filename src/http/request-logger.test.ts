@@ -37,6 +37,6 @@ describe('lazyRequestLogger', () => {
       { level: 30, reqId: 'r-2', code: 'NOT_FOUND', msg: 'not found' },
       { level: 50, reqId: 'r-2', msg: 'failed' },
     ]);
-    expect(log.child({ step: 'x' }).bindings()).toEqual({ reqId: 'r-2', step: 'x' });
+    expect((log.child({ step: 'x' }) as pino.Logger).bindings()).toEqual({ reqId: 'r-2', step: 'x' });
   });
 });

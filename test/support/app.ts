@@ -24,7 +24,7 @@ export interface ApiResponse<T = any> {
 export interface ApiClient {
   credentials?: Credentials;
   request<T = any>(options: {
-    method: InjectOptions['method'];
+    method: NonNullable<InjectOptions['method']>;
     path: string;
     body?: unknown;
     query?: Record<string, string | number | boolean | string[] | undefined>;

@@ -40,7 +40,7 @@ export class OidcIssuer {
   }
 
   private handle(url: string, response: import('node:http').ServerResponse): void {
-    const send = (body: unknown) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    const send = (body: unknown): void => void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     if (url === '/.well-known/openid-configuration') return send({ issuer: this.issuer, jwks_uri: this.jwksUri, id_token_signing_alg_values_supported: ['ES256'] });
     if (url === '/jwks') {
       this.jwksRequests++;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { startTestApp, type ApiResponse, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { agentPolicy, connectedAgent, setPolicy, type TestAgent } from '../../../test/support/agents.js';
 import { advance, balances, expectError, fund, newCustomer, usdAccount, type TestCustomer } from '../../../test/support/quotes.js';
 
@@ -35,7 +35,7 @@ async function usage(s: Setup) {
 }
 
 /** Expects the answer of an allowed action, or the 403 of the limit named. */
-function expectOutcome(res: { status: number; body: any }, expected: string) {
+function expectOutcome(res: ApiResponse, expected: string) {
   if (expected === 'APPROVED' || expected === 'PENDING_APPROVAL') {
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body.status).toBe(expected);

@@ -87,7 +87,7 @@ describe('document storage quota', () => {
 
   it('lets a full platform replace a file with one no larger, not with a larger one', async () => {
     const p = await t.createPlatform();
-    const docs = [];
+    const docs: { id: string }[] = [];
     for (let i = 0; i < 5; i++) docs.push(await uploadDocument(p, await newCustomer(p)));
     const replace = (content: Buffer) =>
       sendForm(p, 'PUT', `/documents/${docs[0].id}`, { documentType: 'PASSPORT', country: 'US' }, [{ fileName: 'new.pdf', contentType: 'application/pdf', content }]);

@@ -54,7 +54,7 @@ describe('POST /crypto/estimate-withdrawal-fee', () => {
     expect(spark.body).toEqual({ networkFee: 0, networkFeeAsset: 'BTC', applicationFee: 0, totalFee: 0, netAmount: 1_000_000 });
   });
 
-  it.each([
+  it.each<[Record<string, unknown>, string]>([
     [{ internalAccountId: 'usd' }, 'internalAccountId'],
     [{ currency: 'USDT' }, 'currency'],
     [{ cryptoNetwork: 'LIGHTNING_MAINNET', destinationAddress: 'someone@example.com' }, 'cryptoNetwork'],

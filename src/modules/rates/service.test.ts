@@ -40,7 +40,7 @@ describe('rate cache', () => {
     const { provider, state } = countingProvider();
     const rates = createRateService({ clock, provider });
 
-    const concurrent = [rates.getRates(), rates.getRates(), rates.estimateRate(platform, 'USD', 'EUR')];
+    const concurrent = [rates.getRates(), rates.getRates(), rates.estimateRate(platform, 'USD', 'EUR')] as const;
     state.release();
     const [first, second] = await Promise.all(concurrent);
     expect(state.calls).toBe(1);

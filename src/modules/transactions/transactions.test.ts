@@ -6,7 +6,6 @@ import { transact } from '../../db/transact.js';
 let t: TestApp;
 let p: TestPlatform;
 let alice: { id: string; platformCustomerId: string; usd: string };
-let bob: { id: string; platformCustomerId: string; usd: string };
 /** A platform whose webhook endpoint answers approval requests (set per test). */
 let approving: TestPlatform;
 let receiver: WebhookReceiver;
@@ -44,7 +43,6 @@ beforeAll(async () => {
   t = await startTestApp();
   p = await t.createPlatform();
   alice = await customer(p, 'Alice Ng');
-  bob = await customer(p, 'Bob Ode');
   receiver = await startWebhookReceiver();
   approving = await t.createPlatform();
   await approving.api.patch('/config', { webhookEndpoint: receiver.url });
