@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import type { Json } from '../../db/schema.js';
 import { toJson } from '../../db/database.js';
@@ -67,6 +67,11 @@ export async function findAccount(ex: Executor, platformId: string, id: string, 
     .where('is_deleted', '=', false);
   if (owner) query = query.where('customer_id', owner === 'customer' ? 'is not' : 'is', null);
   return query.executeTakeFirst();
+}
+
+/** True inside a statement while the account exists on the platform and is not deleted. */
+export function liveCondition(platformId: string, id: string): Expression<SqlBool> {
+  return sql<SqlBool>`exists (select 1 from external_accounts where id = ${id} and ${ofPlatform(platformId)} and not is_deleted)`;
 }
 
 export async function findDefaultUmaAccount(ex: Executor, platformId: string, customerId: string): Promise<ExternalAccountRow | undefined> {

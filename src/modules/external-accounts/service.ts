@@ -233,6 +233,8 @@ export function createExternalAccountService(deps: ExternalAccountServiceDeps) {
       if (!account) throw notFound();
       return account;
     },
+    /** findExternalAccount as a condition inside a statement (true while the account is live). */
+    liveCondition: repo.liveCondition,
     /** Deletes every account of a customer (for the customers module to call when it deletes one). */
     deleteCustomerAccounts: (ex: Executor, platform: PlatformRef, customerId: string) =>
       repo.softDeleteForCustomer(ex, platform.id, customerId, clock.now(platform)),

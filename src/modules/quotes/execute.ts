@@ -1,8 +1,8 @@
-import { sql, type SqlBool } from 'kysely';
+import { sql, type Expression, type SqlBool } from 'kysely';
 import { commitWrites, type PlatformRef } from '../../core/context.js';
 import { ServiceError } from '../../core/errors.js';
 import type { ScheduledJob } from '../../core/jobs.js';
-import { isUnmetExpectation, type Trx } from '../../db/database.js';
+import { isUnmetExpectation, type Executor, type Trx } from '../../db/database.js';
 import type { Clause } from '../../db/one-statement.js';
 import type { Platform } from '../platform/service.js';
 import type { RailPlan, RailRequest } from '../rails/rail.js';
@@ -95,6 +95,25 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
     const plan = await rail.initiate(payoutRequest(platform, q, q.delivery));
     const job = firstStepJob(q.id, plan, now);
     return job && { plan, job };
+  }
+
+  /**
+   * Whether the payee still exists: the external account a payout goes to may have been deleted
+   * (or its customer) since the quote was made, and a deleted account is never paid.
+   */
+  function payeeLive(platform: PlatformRef, q: QuoteRecord): Expression<SqlBool> {
+    return q.delivery.kind === 'RAIL' ? deps.externalAccounts.liveCondition(platform.id, q.delivery.externalAccountId) : sql<SqlBool>`true`;
+  }
+
+  /** Throws 404 NOT_FOUND when the payout's external account was deleted (see payeeLive). */
+  async function requirePayee(ex: Executor, platform: PlatformRef, q: QuoteRecord): Promise<void> {
+    if (q.delivery.kind !== 'RAIL' || (await hasPayee(ex, platform, q))) return;
+    const accountId = q.delivery.externalAccountId;
+    throw new ServiceError('NOT_FOUND', `the quote's destination external account ${accountId} was deleted; quote again to an account that exists`, { details: { accountId } });
+  }
+
+  async function hasPayee(ex: Executor, platform: PlatformRef, q: QuoteRecord): Promise<boolean> {
+    return q.delivery.kind !== 'RAIL' || (await deps.externalAccounts.findExternalAccount(ex, platform.id, q.delivery.externalAccountId)) !== undefined;
   }
 
   /** Where a claimed quote's transaction goes: a payout is PROCESSING, an internal payment COMPLETED. */
@@ -193,15 +212,15 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
    * Claims the quote, moves its transaction, books the legs and writes every event as one
    * statement, atomic without a transaction: possible when this process created the quote, so
    * that its transaction's row is known. The statement refuses as a whole (nothing written) when
-   * the claim did not match, the transaction was not as known or the sender may not send; null
-   * then, and the transactional path runs (and explains the refusal).
+   * the claim did not match, the transaction was not as known, the sender may not send or the
+   * payee was deleted; null then, and the transactional path runs (and explains the refusal).
    */
   async function claimInOneStatement(ctx: QuoteContext, q: QuoteRecord, known: TransactionRecord, accounts: QuoteAccounts): Promise<QuoteRecord | null> {
     const { platform } = ctx;
     const now = clock.now(platform);
     const { to, patch } = transactionMove(platform, q);
     const allowed = q.customerId ? deps.senderGate.condition(platform as Platform, q.customerId) : sql<SqlBool>`true`;
-    const move = transactions.transitionFrom(platform, known, to, patch, sql<SqlBool>`${repo.CLAIMED} and ${allowed}`);
+    const move = transactions.transitionFrom(platform, known, to, patch, sql<SqlBool>`${repo.CLAIMED} and ${allowed} and ${payeeLive(platform, q)}`);
     const legs = executionLegs(q, accounts, q.delivery.kind !== 'INTERNAL');
     const booking = move && (await ledger.recordWithin(database.db, platform, legs, sql<string>`moved.id`));
     if (!move || !booking) return null;
@@ -233,6 +252,8 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
     await ctx.tx(async (trx) => {
       await confirm?.(trx);
       claimed = await claim(trx, ctx.platform, q, accounts);
+      // After the claim, so that an expired or executed quote is told so; this undoes the claim.
+      await requirePayee(trx, ctx.platform, q);
       return presentQuote(claimed);
     }, { provisional: true });
     return claimed!;
@@ -268,7 +289,7 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
     await continueExecution(platform, q, await quoteAccounts(ledger, platform, q), true);
   }
 
-  return { executeQuote, claim, startExecution, continueAfterCommit, recover, statusAfterClaim, recoveryJob, remember: recent.remember };
+  return { executeQuote, claim, hasPayee, startExecution, continueAfterCommit, recover, statusAfterClaim, recoveryJob, remember: recent.remember };
 }
 
 export type QuoteExecution = ReturnType<typeof createQuoteExecution>;

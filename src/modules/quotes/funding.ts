@@ -5,6 +5,7 @@ import { evmAddress, solanaAddress, sparkAddress } from '../accounts/sandbox-add
 import { CRYPTO_NETWORKS, NETWORKS } from '../crypto/networks.js';
 import type { PaymentInstructions } from '../accounts/schemas.js';
 import { requireSandbox } from '../sandbox/service.js';
+import type { FailureDetail, FailureReason } from '../transactions/lifecycle.js';
 import type { TransactionView } from '../transactions/schemas.js';
 import type { QuoteExecution } from './execute.js';
 import { quoteAccounts } from './legs.js';
@@ -126,8 +127,11 @@ export function payloadToSignOf(q: QuoteRecord): string | undefined {
 export function createSandboxFunding(deps: QuoteServiceDeps, execution: QuoteExecution, outcomes: QuoteOutcomes) {
   const { database, clock, ledger, transactions } = deps;
 
-  /** A payment of the wrong amount is sent back and the quote fails (FUNDING_AMOUNT_MISMATCH). */
-  async function rejectMismatch(ctx: QuoteContext, q: QuoteRecord): Promise<TransactionView> {
+  /**
+   * A funding payment that cannot be paid out is sent back and the quote fails: of the wrong
+   * amount (FUNDING_AMOUNT_MISMATCH), or for an external account deleted since the quote was made.
+   */
+  async function rejectFunding(ctx: QuoteContext, q: QuoteRecord, reason: FailureReason, detail: FailureDetail | null): Promise<TransactionView> {
     const { platform } = ctx;
     return ctx.tx(async (trx) => {
       const now = clock.now(platform);
@@ -136,7 +140,7 @@ export function createSandboxFunding(deps: QuoteServiceDeps, execution: QuoteExe
         refuseUnlessExecutable((await repo.findQuote(trx, platform.id, q.id)) ?? q, now);
         throw new ServiceError('QUOTE_ALREADY_EXECUTED', 'this quote was already funded');
       }
-      await outcomes.failTransaction(trx, platform, failed, 'FUNDING_AMOUNT_MISMATCH', null, refund('COMPLETED', 'TRANSACTION_FAILED', now));
+      await outcomes.failTransaction(trx, platform, failed, reason, detail, refund('COMPLETED', 'TRANSACTION_FAILED', now));
       return transactions.present(await transactions.require(trx, platform.id, q.transactionId), platform.id);
     });
   }
@@ -154,7 +158,8 @@ export function createSandboxFunding(deps: QuoteServiceDeps, execution: QuoteExe
       throw new ServiceError('INVALID_CURRENCY', message, { details: { errors: [{ field: 'currencyCode', constraint: 'match', message }] } });
     }
     refuseUnlessExecutable(q, clock.now(platform));
-    if ((body.currencyAmount ?? q.totalSendingAmount) !== q.totalSendingAmount) return rejectMismatch(ctx, q);
+    if ((body.currencyAmount ?? q.totalSendingAmount) !== q.totalSendingAmount) return rejectFunding(ctx, q, 'FUNDING_AMOUNT_MISMATCH', null);
+    if (!(await execution.hasPayee(database.db, platform, q))) return rejectFunding(ctx, q, 'QUOTE_EXECUTION_FAILED', 'ACCOUNT_CLOSED');
 
     const accounts = await quoteAccounts(ledger, platform, q);
     let claimed: QuoteRecord | undefined;

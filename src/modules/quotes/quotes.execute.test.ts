@@ -53,6 +53,30 @@ describe('POST /quotes/{quoteId}/execute', () => {
     expectError(await p.api.post(`/quotes/${quote.id}/execute`), 409, 'QUOTE_ALREADY_EXECUTED');
   });
 
+  it('a quote whose external account was deleted since is refused with 404: nothing held, and it stays PENDING', async () => {
+    const { quote, account } = await scenario('001');
+    const payout = quote.destination.accountId;
+    expect((await p.api.delete(`/customers/external-accounts/${payout}`)).status).toBe(204);
+    // The first call tries the one-statement claim (this process made the quote), the second goes straight to the transaction.
+    for (let i = 0; i < 2; i++) {
+      const refused = await p.api.post(`/quotes/${quote.id}/execute`);
+      expectError(refused, 404, 'NOT_FOUND');
+      expect(refused.body.details).toEqual({ accountId: payout });
+    }
+    const now = await state(quote);
+    expect(now.quote.status).toBe('PENDING');
+    expect(now.tx.status).toBe('PENDING');
+    expect(now.legs).toEqual([]);
+    expect(now.events).toEqual([`${P}PENDING`]);
+    expect(await balances(t, account)).toEqual({ available: FUNDS, posted: FUNDS });
+    expect(await followUpJobs(t, quote.id)).toEqual([]);
+    // An executed quote is told so, whatever became of its account.
+    const { quote: executed } = await scenario('001');
+    expect((await p.api.post(`/quotes/${executed.id}/execute`)).status).toBe(200);
+    expect((await p.api.delete(`/customers/external-accounts/${executed.destination.accountId}`)).status).toBe(204);
+    expectError(await p.api.post(`/quotes/${executed.id}/execute`), 409, 'QUOTE_ALREADY_EXECUTED');
+  });
+
   it('a quote moved on since this process created it: the one-statement execution writes nothing, and the answer is 409', async () => {
     const { quote, account } = await scenario('001');
     // As another process would: the quote failed after this one remembered it as PENDING.

@@ -129,6 +129,24 @@ describe('REALTIME_FUNDING quotes', () => {
     expectError(await p.api.post('/sandbox/send', { quoteId: q.id, currencyCode: 'EUR' }), 409, 'QUOTE_ALREADY_EXECUTED');
   });
 
+  it('funds for a quote whose external account was deleted since are returned: the transaction fails, nothing is booked', async () => {
+    const doomed = await usdAccount(p, alice.id, '001');
+    const q = await realtimeQuote('EUR', doomed);
+    expect((await p.api.delete(`/customers/external-accounts/${doomed}`)).status).toBe(204);
+    const sent = await p.api.post('/sandbox/send', { quoteId: q.id, currencyCode: 'EUR' });
+    expect(sent.status).toBe(200);
+    expect(sent.body).toMatchObject({
+      status: 'FAILED',
+      failureReason: 'QUOTE_EXECUTION_FAILED',
+      failureDetail: 'ACCOUNT_CLOSED',
+      refund: { status: 'COMPLETED', reason: 'TRANSACTION_FAILED' },
+    });
+    expect((await p.api.get(`/quotes/${q.id}`)).body.status).toBe('FAILED');
+    expect(await transactionEvents(t, p.platform.id, q.transactionId)).toEqual([`${P}PENDING`, `${P}FAILED`, `${P}REFUND_COMPLETED`]);
+    expect(await legsOf(t, p.platform.id, q.transactionId)).toEqual([]);
+    await expectLedgerClean(t, p.platform.id);
+  });
+
   it('a payout that fails at once (002) releases everything and returns the funding payment to the payer', async () => {
     const failing = await usdAccount(p, alice.id, '002');
     const q = await realtimeQuote('EUR', failing);

@@ -86,7 +86,7 @@ export interface QuoteServiceDeps {
   ledger: LedgerService;
   transactions: TransactionService;
   accounts: Pick<AccountService, 'getAccount'>;
-  externalAccounts: Pick<ExternalAccountService, 'findExternalAccount'>;
+  externalAccounts: Pick<ExternalAccountService, 'findExternalAccount' | 'liveCondition'>;
   customers: Pick<CustomerService, 'requireCustomer'>;
   rates: Pick<RateService, 'price' | 'estimateRate'>;
   /** How long a quote can be executed (config.quoteLifetimeSeconds). */
