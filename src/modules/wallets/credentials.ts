@@ -146,6 +146,7 @@ export function createCredentialFlows(deps: WalletDeps, core: WalletCore) {
   /** POST /auth/credentials: first credential at once; any later one by signed retry (SPEC §4.1). */
   async function create(ctx: WalletContext, input: CredentialCreate, headers: SignedRetryHeaders): Promise<CreateOutcome> {
     const { platform } = ctx;
+    await engine.refuseReplay(platform, headers);
     const account = await core.requireWallet(platform, input.accountId);
     const existing = await repo.listCredentials(database.db, platform.id, account.id);
     if (existing.some((c) => c.type === input.type)) throw alreadyExists(input.type);
@@ -177,6 +178,7 @@ export function createCredentialFlows(deps: WalletDeps, core: WalletCore) {
   /** DELETE /auth/credentials/{id}: signed by a session of another credential; never the last one. */
   async function revoke(ctx: WalletContext, id: string, headers: SignedRetryHeaders): Promise<{ status: 204 } | { status: 202; body: IssuedChallenge }> {
     const { platform } = ctx;
+    await engine.refuseReplay(platform, headers);
     const credential = await core.requireCredential(platform, id);
     const live = await repo.listCredentials(database.db, platform.id, credential.account_id);
     if (live.length <= 1) throw lastCredential();

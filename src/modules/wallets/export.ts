@@ -21,6 +21,7 @@ export function createExportFlow(deps: WalletDeps, core: WalletCore) {
     headers: SignedRetryHeaders,
   ): Promise<{ status: 200; body: ExportView } | { status: 202; body: IssuedChallenge }> {
     const { platform } = ctx;
+    await engine.refuseReplay(platform, headers);
     const account = await core.requireWallet(platform, accountId, 'id');
     const recipient = clientKey(body.clientPublicKey);
     const clientPublicKey = body.clientPublicKey.toLowerCase();

@@ -22,6 +22,7 @@ export function createSessionFlows(deps: WalletDeps, core: WalletCore) {
   /** DELETE /auth/sessions/{id}: by signed retry; any active session of the account may sign, itself included. */
   async function revoke(ctx: WalletContext, id: string, headers: SignedRetryHeaders): Promise<{ status: 204 } | { status: 202; body: IssuedChallenge }> {
     const { platform } = ctx;
+    await engine.refuseReplay(platform, headers);
     const session = await repo.findActiveSession(database.db, platform.id, id, clock.now(platform));
     if (!session) throw sessionNotFound();
     const spec = { platform, accountId: session.account_id, action: 'REVOKE_SESSION', target: id, type: session.type };

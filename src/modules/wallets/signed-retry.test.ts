@@ -60,6 +60,28 @@ describe('signed retries', () => {
     expect(reused.body.message).toMatch(/already been used/);
   });
 
+  it('answers a signed retry sent again with 401, also where its operation could not run again', async () => {
+    const wallet = await newWallet(sandbox);
+    const email = await emailSession(t, wallet);
+    const sentTwice = async (method: 'POST' | 'DELETE', path: string, body?: unknown) => {
+      const challenge = await wallet.api.request({ method, path, body });
+      expect(challenge.status).toBe(202);
+      const headers = signedRetryHeaders(challenge.body, email.key);
+      const first = await wallet.api.request({ method, path, body, headers });
+      expect(first.status, JSON.stringify(first.body)).toBeLessThan(300);
+      const again = await wallet.api.request({ method, path, body, headers });
+      expectRefused(again, 401, 'UNAUTHORIZED');
+      expect(again.body.message).toMatch(/already been used/);
+    };
+    // The credential it added exists now; the session and the credential it revoked are gone.
+    await sentTwice('POST', '/auth/credentials', { type: 'OAUTH', accountId: wallet.accountId, oidcToken: unsignedGoogleToken() });
+    await wallet.api.post(`/auth/credentials/${email.credentialId}/challenge`, {});
+    await sentTwice('DELETE', `/auth/sessions/${(await verifyEmail(t, wallet.api, email.credentialId)).id}`);
+    const credentials = (await wallet.api.get('/auth/credentials', { accountId: wallet.accountId })).body.data;
+    await sentTwice('DELETE', `/auth/credentials/${credentials.find((c: { type: string }) => c.type === 'OAUTH').id}`);
+    await sentTwice('POST', exportPath(wallet), { clientPublicKey: generateClientKeyPair().publicKey });
+  });
+
   it('refuses a retry after expiresAt (test clock) and a challenge issued for another operation', async () => {
     const wallet = await newWallet(sandbox);
     const session = await emailSession(t, wallet);

@@ -98,6 +98,8 @@ function unauthorized(message: string, reason?: string): ServiceError {
   return new ServiceError('UNAUTHORIZED', message, reason ? { extra: { reason } } : {});
 }
 
+const alreadyUsed = () => unauthorized('this requestId has already been used; start again without signature headers');
+
 /**
  * The signed-retry engine (SPEC §3.1) shared by every protected operation: issues 202 challenges,
  * checks signed retries against the exact payload bytes and the session keys of the account, and
@@ -180,7 +182,7 @@ export function createSignedRetryEngine(deps: { database: Database; clock: Clock
     if (!challenge || challenge.account_id !== spec.accountId || challenge.operation !== operationOf(spec)) {
       throw unauthorized('Request-Id does not match a challenge issued for this request');
     }
-    if (challenge.consumed_at) throw unauthorized('this requestId has already been used; start again without signature headers');
+    if (challenge.consumed_at) throw alreadyUsed();
     if (challenge.expires_at <= now) throw unauthorized('the challenge expired; start again without signature headers');
     if (challenge.body_hash !== bodyHash(spec.body)) throw unauthorized('the request body differs from the one the challenge was issued for');
     const signer = await findSigner(spec, challenge.payload, signature, challenge.exclude_credential_id, now);
@@ -210,8 +212,25 @@ export function createSignedRetryEngine(deps: { database: Database; clock: Clock
       .where('consumed_at', 'is', null)
       .where('expires_at', '>', now)
       .executeTakeFirst();
-    if (Number(result.numUpdatedRows) !== 1) throw unauthorized('this requestId has already been used; start again without signature headers');
+    if (Number(result.numUpdatedRows) !== 1) throw alreadyUsed();
     await confirmSigner(trx, platform, signature);
+  }
+
+  /**
+   * 401 when the request's Request-Id was already used (SPEC §3.1). Operations call it before
+   * their own checks, so that a replayed signed retry is told so even where the operation could
+   * not run again anyway (the credential it added exists, the session it revoked is gone).
+   */
+  async function refuseReplay(platform: PlatformRef, headers: SignedRetryHeaders): Promise<void> {
+    if (headers.requestId === undefined) return;
+    const used = await database.db
+      .selectFrom('signed_retry_challenges')
+      .select('request_id')
+      .where('request_id', '=', headers.requestId)
+      .where('platform_id', '=', platform.id)
+      .where('consumed_at', 'is not', null)
+      .executeTakeFirst();
+    if (used) throw alreadyUsed();
   }
 
   /**
@@ -243,7 +262,7 @@ export function createSignedRetryEngine(deps: { database: Database; clock: Clock
     return findSigner(full, payload, header, null, clock.now(spec.platform));
   }
 
-  return { issue, verify, consume, confirmSigner, challengeOrVerify, verifyPayload };
+  return { issue, verify, consume, confirmSigner, refuseReplay, challengeOrVerify, verifyPayload };
 }
 
 export type SignedRetryEngine = ReturnType<typeof createSignedRetryEngine>;
