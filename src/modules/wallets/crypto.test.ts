@@ -92,6 +92,7 @@ describe('wallet export bundle', () => {
     const stored = keys.encrypt('secret words', 'InternalAccount:1');
     expect(stored).not.toContain('secret');
     expect(keys.decrypt(stored, 'InternalAccount:1')).toBe('secret words');
-    expect(() => keys.decrypt(stored, 'InternalAccount:2')).toThrow();
+    expect(() => keys.decrypt(stored, 'InternalAccount:2')).toThrow(expect.objectContaining({ code: 'SERVICE_UNAVAILABLE' }));
+    expect(() => createWalletKeys('22'.repeat(32)).decrypt(stored, 'InternalAccount:1')).toThrow(/WALLET_ENCRYPTION_KEY/);
   });
 });

@@ -20,6 +20,7 @@ import {
   type Wallet,
 } from '../../../test/support/wallets.js';
 import { buildStamp, decryptWalletExport, generateClientKeyPair, signedRetryHeaders, signPayload } from '../../wallet-client/index.js';
+import { createWalletKeys } from './crypto/secrets.js';
 import { lockWallet, revokeCredential } from './repository.js';
 
 let t: TestApp;
@@ -178,6 +179,18 @@ describe('wallet export', () => {
     expect(mnemonics[0].split(' ')).toHaveLength(24);
     expect(validateMnemonic(mnemonics[0], wordlist)).toBe(true);
     expect(mnemonics[1]).toBe(mnemonics[0]);
+  });
+
+  it('answers 503, not 500, for a wallet sealed under another WALLET_ENCRYPTION_KEY', async () => {
+    const wallet = await newWallet(sandbox);
+    const session = await emailSession(t, wallet);
+    // As after the operator changed the key: the stored mnemonic was sealed under another one.
+    const sealed = createWalletKeys('22'.repeat(32)).encrypt(`${'abandon '.repeat(23)}art`, wallet.accountId);
+    const updated = await t.corridor.database.db.updateTable('wallet_secrets').set({ encrypted_mnemonic: sealed }).where('account_id', '=', wallet.accountId).executeTakeFirst();
+    expect(updated.numUpdatedRows).toBe(1n);
+    const { response } = await signedRequest(wallet.api, 'POST', exportPath(wallet), { clientPublicKey: generateClientKeyPair().publicKey }, session.key);
+    expectRefused(response, 503, 'SERVICE_UNAVAILABLE');
+    expect(response.body.message).toMatch(/WALLET_ENCRYPTION_KEY/);
   });
 
   it('is only for embedded wallets', async () => {

@@ -57,9 +57,18 @@ export function createWalletKeys(walletEncryptionKey: string | undefined): Walle
     },
     decrypt(stored, context) {
       const raw = Buffer.from(stored.slice(3), 'base64url');
-      const decipher = createDecipheriv('aes-256-gcm', atRest, raw.subarray(0, 12)).setAAD(Buffer.from(context));
-      decipher.setAuthTag(raw.subarray(raw.length - 16));
-      return Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]).toString('utf8');
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', atRest, raw.subarray(0, 12)).setAAD(Buffer.from(context));
+        decipher.setAuthTag(raw.subarray(raw.length - 16));
+        return Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]).toString('utf8');
+      } catch {
+        // The authentication tag does not match: the secret was sealed under another key (the
+        // operator changed or dropped WALLET_ENCRYPTION_KEY), or the stored value was altered.
+        throw new ServiceError(
+          'SERVICE_UNAVAILABLE',
+          'a secret this operation needs cannot be opened with the server\'s WALLET_ENCRYPTION_KEY (it was sealed under another key); the operator must restore the key it was made with',
+        );
+      }
     },
     otpHash: (challengeId, code) => createHmac('sha256', otp).update(challengeId).update('\0').update(code).digest('hex'),
     exportSigner: signerFrom(derive(master, 'export-signer')),
