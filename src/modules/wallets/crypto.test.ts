@@ -65,6 +65,9 @@ describe('signature header', () => {
     expect(verifyHeader(header, newSessionKeyPair().publicKeyHex)).toBe(false);
     for (const junk of ['', 'abc', '%%%', Buffer.from('{"publicKey":1}').toString('base64url')]) expect(parseSignatureHeader(junk)).toBeUndefined();
     expect(parseSignatureHeader('sandbox-valid-signature')).toEqual({ kind: 'magic' });
+    const stamp = JSON.parse(Buffer.from(buildStamp(payload, key), 'base64url').toString());
+    const withDigit = Buffer.from(JSON.stringify({ ...stamp, signature: `${stamp.signature}0` })).toString('base64url');
+    expect(parseSignatureHeader(withDigit)).toBeUndefined();
   });
 });
 

@@ -27,7 +27,8 @@ function parseStamp(decoded: string): ParsedSignature | undefined {
   }
   const { publicKey, scheme, signature } = (stamp ?? {}) as Record<string, unknown>;
   if (scheme !== STAMP_SCHEME || typeof publicKey !== 'string' || typeof signature !== 'string') return undefined;
-  if (!/^[0-9a-fA-F]+$/.test(signature)) return undefined;
+  // Whole bytes only: Buffer.from would drop a trailing odd digit and accept the rest.
+  if (!/^(?:[0-9a-fA-F]{2})+$/.test(signature)) return undefined;
   const key = normalizePublicKeyHex(publicKey);
   const der = Buffer.from(signature, 'hex');
   return key && isDer(der) ? { kind: 'stamp', publicKey: key, der } : undefined;
