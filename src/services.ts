@@ -160,6 +160,7 @@ export function createServices(deps: CoreDeps) {
 
   const agents = createAgentService({ database, clock, platforms, customers, accounts, externalAccounts, rates, quotes, transfers, transactions });
   transactions.hooks.transitioned.push(agents.transactionHook);
+  quotes.hooks.beforeExecute.push(agents.refuseHeldQuote);
   customers.hooks.deleted.push(agents.deleteCustomerAgents);
 
   const crypto = createCryptoService({ database, accounts, rates });

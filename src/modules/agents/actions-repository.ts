@@ -52,6 +52,17 @@ export async function findAction(ex: Executor, platformId: string, id: string, a
   return query.executeTakeFirst();
 }
 
+/** The action waiting for approval to execute this quote, if any. */
+export async function findPendingForQuote(ex: Executor, platformId: string, quoteId: string): Promise<ActionRow | undefined> {
+  return ex
+    .selectFrom('agent_actions')
+    .selectAll()
+    .where('quote_id', '=', quoteId)
+    .where(ofPlatform(platformId))
+    .where('status', '=', 'PENDING_APPROVAL')
+    .executeTakeFirst();
+}
+
 /** One agent's actions, newest first. */
 export async function listAgentActions(ex: Executor, platformId: string, agentId: string, q: ActionListQuery) {
   let base = ex.selectFrom('agent_actions').selectAll().where('platform_id', '=', platformId).where('agent_id', '=', agentId);

@@ -156,6 +156,22 @@ describe('a quote execution that needs approval', () => {
     expect(approved.body).toMatchObject({ status: 'APPROVED', quote: { id: quote.id, status: 'COMPLETED' }, transaction: { id: quote.transactionId, status: 'COMPLETED', agentId: agent.id } });
   });
 
+  it('the platform cannot execute the quote itself while the execution waits: 409, approve it instead', async () => {
+    const quote = await agentQuote(1_500);
+    const before = await balances(t, alice.accounts.USD);
+    const submitted = await agent.api.post(`/agents/me/quotes/${quote.id}/execute`);
+    expect(submitted.body.status).toBe('PENDING_APPROVAL');
+    const direct = await p.api.post(`/quotes/${quote.id}/execute`);
+    expectError(direct, 409, 'QUOTE_PENDING_APPROVAL');
+    expect(direct.body.details).toEqual({ agentId: agent.id, actionId: submitted.body.id });
+    expect((await p.api.get(`/quotes/${quote.id}`)).body.status).toBe('PENDING');
+    expect(await balances(t, alice.accounts.USD)).toEqual(before);
+    expect((await approve(submitted.body.id)).body).toMatchObject({ status: 'APPROVED', quote: { id: quote.id, status: 'COMPLETED' } });
+    // An agent's quote with no execution waiting is the platform's to execute.
+    const free = await agentQuote(1_000);
+    expect((await p.api.post(`/quotes/${free.id}/execute`)).body.status).toBe('COMPLETED');
+  });
+
   it('the quote expires while its execution waits: FAILED with QUOTE_EXPIRED at once, spend given back', async () => {
     const usageBefore = await usage();
     const quote = await agentQuote(3_000);

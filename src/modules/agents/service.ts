@@ -228,6 +228,22 @@ export function createAgentService(deps: AgentServiceDeps) {
 
   const operations = createAgentOperations({ ...deps, actions, requireAgent, viewOf });
 
+  /**
+   * An agent's quote whose execution waits for the platform's approval is executed by approving
+   * that action, not by the platform executing the quote itself: that would move the money while
+   * the action still waits, and leave the payment out of the agent's limits.
+   */
+  async function refuseHeldQuote(ctx: ServiceContext, quote: { id: string; agentId: string | null }): Promise<void> {
+    if (!quote.agentId || ctx.agentId) return; // an agent's own call, or the approval itself
+    const pending = await actionsRepo.findPendingForQuote(database.db, ctx.platform.id, quote.id);
+    if (!pending) return;
+    throw new ServiceError(
+      'QUOTE_PENDING_APPROVAL',
+      `agent ${pending.agent_id} asked to execute this quote and waits for your approval: approve or reject action ${pending.id} instead`,
+      { details: { agentId: pending.agent_id, actionId: pending.id } },
+    );
+  }
+
   return {
     /** For src/http/auth.ts: verifies Bearer tokens. */
     authenticator: authentication.authenticator,
@@ -246,6 +262,8 @@ export function createAgentService(deps: AgentServiceDeps) {
     reject: actions.reject,
     /** What the agent itself may do (/agents/me/*). */
     me: operations,
+    /** Hook for the quotes service (beforeExecute). */
+    refuseHeldQuote,
     /** Hook for the transactions service: a failed agent payment fails its action. */
     transactionHook: { statuses: ENDS_ACTION, run: actions.onTransactionChanged },
     /** Hook for the customers service: a deleted customer's agents are deleted with it. */

@@ -15,7 +15,7 @@ import { presentQuote, quoteNotFound, refuseUnlessExecutable } from './present.j
 import * as repo from './repository.js';
 import type { Delivery, QuoteRecord } from './repository.js';
 import type { QuoteStatus, QuoteView } from './schemas.js';
-import type { ExecuteHeaders, QuoteContext, QuoteServiceDeps } from './types.js';
+import type { ExecuteHeaders, QuoteContext, QuoteHooks, QuoteServiceDeps } from './types.js';
 
 /** Job that finishes an execution whose request stopped between committing and the rail call. */
 export const RECOVERY_JOB = 'quote.recover';
@@ -51,7 +51,7 @@ function createRecentQuotes(capacity = 10_000) {
   };
 }
 
-export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutcomes) {
+export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutcomes, hooks: QuoteHooks) {
   const { database, clock, ledger, transactions } = deps;
   const railFor = deps.railFor ?? defaultRailFor;
   const authorizer = deps.executeAuthorizer;
@@ -269,6 +269,7 @@ export function createQuoteExecution(deps: QuoteServiceDeps, outcomes: QuoteOutc
       throw new ServiceError('INVALID_INPUT', 'a real-time funded quote executes when its funds arrive (pay the paymentInstructions; POST /sandbox/send in the sandbox)');
     }
     refuseUnlessExecutable(q, clock.now(platform));
+    for (const hook of hooks.beforeExecute) await hook(ctx, q);
     let confirm: ((trx: Trx) => Promise<void>) | undefined;
     if (q.debitAccountType === 'EMBEDDED_WALLET') {
       // Before the wallet is asked to sign: a sender who may not send gets 403, not a challenge.

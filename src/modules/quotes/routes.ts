@@ -42,7 +42,8 @@ export function quoteRoutes(app: Api, { quotes }: Services): void {
         summary: 'Execute a quote',
         description:
           'Starts the payment: the source is debited (held until the payout settles) and the transaction moves to PROCESSING. ' +
-          '409 QUOTE_EXPIRED after `expiresAt`, 409 QUOTE_ALREADY_EXECUTED when it already ran; 400 INSUFFICIENT_FUNDS leaves ' +
+          '409 QUOTE_EXPIRED after `expiresAt`, 409 QUOTE_ALREADY_EXECUTED when it already ran, 409 QUOTE_PENDING_APPROVAL while ' +
+          "an agent's execution of it waits for approval; 400 INSUFFICIENT_FUNDS leaves " +
           'the quote PENDING with nothing held. EMBEDDED_WALLET sources need `Service-Wallet-Signature`. Supports `Idempotency-Key`.',
         tags: TAGS,
         params: QuoteId,

@@ -12,7 +12,7 @@ import { presentQuote, quoteNotFound } from './present.js';
 import type { RailEvent } from '../rails/rail.js';
 import * as repo from './repository.js';
 import type { QuoteView } from './schemas.js';
-import type { QuoteContext, QuoteDestinationHandler, QuoteServiceDeps } from './types.js';
+import type { QuoteContext, QuoteDestinationHandler, QuoteHooks, QuoteServiceDeps } from './types.js';
 import type { Executor } from '../../db/database.js';
 
 export type { ExecuteAuthorizer, QuoteDestinationHandler, QuoteServiceDeps } from './types.js';
@@ -25,12 +25,13 @@ export { payloadToSignOf } from './funding.js';
  */
 export function createQuoteService(deps: QuoteServiceDeps) {
   const { database } = deps;
+  const hooks: QuoteHooks = { beforeExecute: [] };
   const handlers = new Map<string, QuoteDestinationHandler>();
   for (const handler of [accountDestinations(deps), umaDestinationsUnavailable, ...(deps.destinationHandlers ?? [])]) {
     handlers.set(handler.destinationType, handler);
   }
   const outcomes = createQuoteOutcomes(deps);
-  const execution = createQuoteExecution(deps, outcomes);
+  const execution = createQuoteExecution(deps, outcomes, hooks);
   const creation = createQuoteCreation(deps, execution, handlers);
   const funding = createSandboxFunding(deps, execution, outcomes);
   const lookups = createLookups(deps);
@@ -75,6 +76,7 @@ export function createQuoteService(deps: QuoteServiceDeps) {
   }
 
   return {
+    hooks,
     createQuote: creation.createQuote,
     executeQuote: execution.executeQuote,
     getQuote,

@@ -79,6 +79,12 @@ export interface QuoteDestinationHandler {
   deliver?(platform: Platform, quote: QuoteRecord): Promise<RailPlan | null>;
 }
 
+/** What other modules check or do around quotes (registered after the service is made). */
+export interface QuoteHooks {
+  /** Run on every execute request before the claim, once the quote is known to be executable; may refuse it. */
+  beforeExecute: Array<(ctx: QuoteContext, quote: QuoteRecord) => Promise<void>>;
+}
+
 export interface QuoteServiceDeps {
   database: Database;
   clock: Clock;
