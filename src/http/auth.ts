@@ -51,10 +51,21 @@ function bearerToken(header: string | undefined): string | undefined {
   return header?.toLowerCase().startsWith('bearer ') ? header.slice(7).trim() : undefined;
 }
 
-/** The id part of the request's credential (never its secret), or '-' when it names none. */
+/** The scheme and id part of the request's credential (never its secret), or '-' when it names none. */
 function credentialIdOf(header: string | undefined): string {
-  const id = basicCredentials(header)?.id ?? agentTokenIdOf(bearerToken(header) ?? '');
-  return id ? id.slice(0, 200) : '-';
+  const basicId = basicCredentials(header)?.id;
+  if (basicId) return `basic ${basicId}`;
+  const agentTokenId = agentTokenIdOf(bearerToken(header) ?? '');
+  return agentTokenId ? `bearer ${agentTokenId.slice(0, 200)}` : '-';
+}
+
+/**
+ * Whether the request offers the kind of credential the route takes. Only then is a refusal a
+ * failed guess: a right platform secret sent to an agent route (or the other way round) is
+ * refused without its secret being judged, and must not lock that credential out elsewhere.
+ */
+function offersRouteScheme(header: string | undefined, mode: 'basic' | 'agent'): boolean {
+  return header?.toLowerCase().startsWith(mode === 'agent' ? 'bearer ' : 'basic ') ?? false;
 }
 
 function unauthorized(message: string): ServiceError {
@@ -67,6 +78,7 @@ export function installAuth(
 ): void {
   // Failures count per address and credential id: guessing one token's secret is stopped, while
   // a client that shares the address (behind a proxy) but uses another token is not locked out.
+  // Only credentials of the route's kind count (offersRouteScheme).
   const limiter = createFailureLimiter({ nowMs: () => Date.now(), what: 'authentication attempts' });
   const limiterKey = (request: FastifyRequest) => `${addressKey(request.ip)} ${credentialIdOf(request.headers.authorization)}`;
 
@@ -109,7 +121,7 @@ export function installAuth(
     try {
       await (mode === 'agent' ? bearer(request) : basic(request));
     } catch (error) {
-      if (error instanceof ServiceError && error.code === 'UNAUTHORIZED') {
+      if (error instanceof ServiceError && error.code === 'UNAUTHORIZED' && offersRouteScheme(request.headers.authorization, mode)) {
         limiter.check(key);
         limiter.record(key);
       }
