@@ -148,6 +148,22 @@ describe.skipIf(!onPostgres)('on a database with other session defaults (Postgre
     expect(patches.map((p) => p.status)).toEqual(patches.map(() => 200));
   });
 
+  it('answers 503, not 500, while the database refuses new connections', async () => {
+    await asAdmin(`alter database "${scratch.name}" allow_connections false`);
+    try {
+      await asAdmin(`select pg_terminate_backend(pid) from pg_stat_activity where datname = '${scratch.name}'`);
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the pool drops the terminated connections
+      for (let i = 0; i < 3; i++) {
+        const refused = await api.get('/customers', { limit: 1 });
+        expect(refused.status, JSON.stringify(refused.body)).toBe(503);
+        expect(refused.body.code).toBe('SERVICE_UNAVAILABLE');
+      }
+    } finally {
+      await asAdmin(`alter database "${scratch.name}" allow_connections true`);
+    }
+    expect((await api.get('/customers', { limit: 1 })).status).toBe(200);
+  });
+
   it('leaves the database’s statement_timeout in force, and answers 503 for a statement it cancelled', async () => {
     await asAdmin(`alter database "${scratch.name}" set statement_timeout = '1s'`);
     const sink = new Writable({

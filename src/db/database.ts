@@ -222,11 +222,28 @@ function endable(pool: pg.Pool): { end(force?: boolean): Promise<void> } {
  * the COMMIT rolls back, so the first failure is the cause. A failure PostgreSQL did not report
  * (a broken connection) leaves the connection's state unknown: it is discarded.
  */
+const CONNECT_FAILED = Symbol('corridor.connectFailed');
+
+/**
+ * A connection from the pool, prepared. Whatever PostgreSQL answers when it refuses a new
+ * connection (the database closed to connections, 55000; the role not allowed to log in, 28000;
+ * too many clients, 53300), the request never reached the database: the failure is marked so that
+ * it answers a retryable 503 like the other unavailability codes, never a 500.
+ */
+async function connectFrom(pool: pg.Pool): Promise<pg.PoolClient> {
+  try {
+    return preparedStatements(await pool.connect());
+  } catch (error) {
+    if (error !== null && typeof error === 'object') Object.defineProperty(error, CONNECT_FAILED, { value: true });
+    throw error;
+  }
+}
+
 function batchConnections(connectionString: string) {
   const pool = quietPool(new pg.Pool({ ...connectionConfig(connectionString, GENERIC_PLANS), max: BATCH_CONNECTIONS, pipeline: true }));
   const ending = endable(pool);
   async function sendAll(statements: Array<{ sql: string; parameters?: readonly unknown[] }>): Promise<void> {
-    const client = preparedStatements(await pool.connect());
+    const client = await connectFrom(pool);
     const sent = corked(client, () => statements.map((s) => client.query(s.sql, s.parameters as unknown[] | undefined)));
     const failure = (await Promise.allSettled(sent)).find((outcome) => outcome.status === 'rejected');
     if (!failure) return client.release();
@@ -248,7 +265,7 @@ async function openPostgres(connectionString: string, max: number): Promise<Data
   const ending = endable(pool);
   let force = false;
   // Kysely only calls connect() and end() on the pool.
-  const preparingPool = { connect: async () => preparedStatements(await pool.connect()), end: () => ending.end(force) } as unknown as pg.Pool;
+  const preparingPool = { connect: () => connectFrom(pool), end: () => ending.end(force) } as unknown as pg.Pool;
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool }) });
   try {
     await sql`select 1`.execute(db);
@@ -366,6 +383,7 @@ const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
 export function isDatabaseUnavailable(error: unknown): boolean {
   const { code, message } = (error ?? {}) as PgError & { message?: string };
   if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
+  if ((error as { [CONNECT_FAILED]?: boolean } | undefined)?.[CONNECT_FAILED]) return true;
   return typeof message === 'string' && /^(timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error)/.test(message);
 }
 
