@@ -70,7 +70,7 @@ async function setUp(services: Services, trx: Trx, env: { tokenId?: string; clie
   const preset = { clientId: env.tokenId, clientSecret: env.clientSecret };
   const platforms = await services.platforms.list(trx);
   if (platforms.length === 1 && platforms[0].mode === 'SANDBOX') {
-    // The platform an earlier start created: pinning credentials later keeps what it holds.
+    // The only platform, a sandbox one (usually an earlier start's): pinning credentials later keeps what it holds.
     const [platform] = platforms;
     await services.tokens.issue(trx, platform, { name: 'Pinned sandbox token', permissions: ALL_PERMISSIONS }, preset);
     return { kind: 'configured', platformId: platform.id, clientId: env.tokenId };
