@@ -1,6 +1,6 @@
 // How `corridor start` stops: bounded by SHUTDOWN_TIMEOUT_MS, a second signal exits at once,
 // SIGHUP stops it like SIGTERM, a failed close still exits (and frees PGlite's lock file).
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
@@ -255,6 +255,24 @@ describe('PGlite lock file', () => {
     expect(run.stdout).toContain('locked');
     expect(run.status).toBe(3);
     expect(existsSync(join(dataDir, 'pglite'))).toBe(true);
+    expect(existsSync(join(dataDir, 'pglite.lock'))).toBe(false);
+  });
+
+  it('goes when a stop signal arrives before anything handles it (a command at work, a server starting)', async () => {
+    ensureBuilt();
+    const { dataDir, cleanup } = await serverDatabaseEnv();
+    cleanups.push(cleanup);
+    const script = `
+      const { openDatabase } = await import(${JSON.stringify(join(ROOT, 'dist/db/database.js'))});
+      await openDatabase({ dataDir: ${JSON.stringify(dataDir)} });
+      console.log('locked');
+      setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve) => child.stdout.on('data', (chunk) => String(chunk).includes('locked') && resolve()));
+    expect(existsSync(join(dataDir, 'pglite.lock'))).toBe(true);
+    child.kill('SIGTERM');
+    const code = await new Promise((resolve) => child.on('exit', (status, signal) => resolve(status ?? signal)));
+    expect(code).toBe(143);
     expect(existsSync(join(dataDir, 'pglite.lock'))).toBe(false);
   });
 });

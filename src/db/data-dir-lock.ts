@@ -1,4 +1,5 @@
 import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { constants } from 'node:os';
 
 /**
  * PGlite is one process's database: a second process opening the same directory would corrupt
@@ -27,9 +28,9 @@ export function lockDataDir(location: string): () => void {
       throw new Error(`the embedded database in ${location} is in use by ${holder === undefined ? 'another process' : `process ${holder}`}; stop it first or use DATABASE_URL`);
     }
   }
-  heldLocks.add(lockFile);
+  holdLock(lockFile);
   return () => {
-    heldLocks.delete(lockFile);
+    dropLock(lockFile);
     removeOwnLock(lockFile);
   };
 }
@@ -88,6 +89,26 @@ const heldLocks = new Set<string>();
 process.on('exit', () => {
   for (const lockFile of heldLocks) removeOwnLock(lockFile);
 });
+
+/**
+ * A stop signal's default action ends the process without the 'exit' event, and so without
+ * removing the lock. While a lock is held and nothing else handles the signal (a command at work,
+ * a server still starting), the process exits as the default action would (128 + the signal's
+ * number), through 'exit'. Once the server's graceful stop listens too, the signal is left to it.
+ */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+const exitOnSignal = (signal: NodeJS.Signals) => {
+  if (process.listenerCount(signal) === 1) process.exit(128 + constants.signals[signal]);
+};
+
+function holdLock(lockFile: string): void {
+  heldLocks.add(lockFile);
+  if (heldLocks.size === 1) for (const signal of STOP_SIGNALS) process.on(signal, exitOnSignal);
+}
+
+function dropLock(lockFile: string): void {
+  if (heldLocks.delete(lockFile) && heldLocks.size === 0) for (const signal of STOP_SIGNALS) process.off(signal, exitOnSignal);
+}
 
 function removeOwnLock(lockFile: string): void {
   try {
