@@ -242,7 +242,8 @@ describe('stopOnSignals', () => {
 });
 
 describe('PGlite lock file', () => {
-  it('goes when the process exits without closing the database (a failed shutdown, a second signal)', async () => {
+  /** A data directory, and a script that opens its database (taking the lock), says `locked`, then runs `then`. */
+  async function lockingScript(then: string) {
     ensureBuilt();
     const { dataDir, cleanup } = await serverDatabaseEnv();
     cleanups.push(cleanup);
@@ -250,8 +251,13 @@ describe('PGlite lock file', () => {
       const { openDatabase } = await import(${JSON.stringify(join(ROOT, 'dist/db/database.js'))});
       await openDatabase({ dataDir: ${JSON.stringify(dataDir)} });
       console.log('locked');
-      process.exit(3);`;
-    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+      ${then}`;
+    return { dataDir, args: ['--input-type=module', '-e', script] };
+  }
+
+  it('goes when the process exits without closing the database (a failed shutdown, a second signal)', async () => {
+    const { dataDir, args } = await lockingScript('process.exit(3);');
+    const run = spawnSync(process.execPath, args, { encoding: 'utf8' });
     expect(run.stdout).toContain('locked');
     expect(run.status).toBe(3);
     expect(existsSync(join(dataDir, 'pglite'))).toBe(true);
@@ -259,15 +265,8 @@ describe('PGlite lock file', () => {
   });
 
   it('goes when a stop signal arrives before anything handles it (a command at work, a server starting)', async () => {
-    ensureBuilt();
-    const { dataDir, cleanup } = await serverDatabaseEnv();
-    cleanups.push(cleanup);
-    const script = `
-      const { openDatabase } = await import(${JSON.stringify(join(ROOT, 'dist/db/database.js'))});
-      await openDatabase({ dataDir: ${JSON.stringify(dataDir)} });
-      console.log('locked');
-      setInterval(() => {}, 1000);`;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const { dataDir, args } = await lockingScript('setInterval(() => {}, 1000);');
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     await new Promise<void>((resolve) => child.stdout.on('data', (chunk) => String(chunk).includes('locked') && resolve()));
     expect(existsSync(join(dataDir, 'pglite.lock'))).toBe(true);
     child.kill('SIGTERM');
