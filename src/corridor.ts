@@ -5,7 +5,7 @@ import type { Config } from './config.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { releaseJobLeases } from './core/jobs.js';
 import { openDatabase, type Database } from './db/database.js';
-import { migrateToLatest, migrationsApplied } from './db/migrate.js';
+import { migrateToLatest, refuseNewerSchema, schemaState, type MigrationProgress } from './db/migrate.js';
 import { PGLITE_VACUUM_INTERVAL_MS, vacuumWhereDue } from './db/pglite-vacuum.js';
 import { buildHttpApp } from './http/app.js';
 import { settlesWithin } from './http/deadline.js';
@@ -61,6 +61,8 @@ export interface CorridorOptions {
    * than created or migrated (under servers that may still run on it).
    */
   migrate?: boolean;
+  /** Told the name of each migration as it starts (the CLI prints it: some take minutes on a big database). */
+  onMigration?: MigrationProgress;
 }
 
 const MAINTENANCE_INTERVAL_MS = 10 * 60_000;
@@ -108,16 +110,26 @@ async function releaseDeadLeases(database: Database): Promise<void> {
   await releaseInFlightKeys(database);
 }
 
+async function requireCurrentSchema(database: Database): Promise<void> {
+  const state = await schemaState(database.db);
+  refuseNewerSchema(state);
+  if (state.pending.length) {
+    throw new Error('the database holds no Corridor schema, or an older one: check DATABASE_URL / DATA_DIR, or run `corridor migrate` first');
+  }
+}
+
 /** Opens the database, migrates (unless `migrate` is false) and builds the services. */
 export async function createCore(options: CorridorOptions): Promise<CorridorCore> {
   const { config } = options;
   const log = createLogger(options);
   const ownsDatabase = !options.database;
   const database = options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize }));
-  if (options.migrate !== false) await migrateToLatest(database.db);
-  else if (!(await migrationsApplied(database.db))) {
+  try {
+    if (options.migrate !== false) await migrateToLatest(database.db, options.onMigration);
+    else await requireCurrentSchema(database);
+  } catch (error) {
     if (ownsDatabase) await database.close();
-    throw new Error('the database holds no Corridor schema, or an older one: check DATABASE_URL / DATA_DIR, or run `corridor migrate` first');
+    throw error;
   }
   if (ownsDatabase && database.kind === 'pglite') await releaseDeadLeases(database);
   const clock = options.clock ?? systemClock;

@@ -1,13 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { listeningLines, runCli } from '../src/cli/commands.js';
 import { createCorridor } from '../src/corridor.js';
 import { openDatabase } from '../src/db/database.js';
+import { MIGRATIONS_DIR } from '../src/db/migrate.js';
 import { createPlatformWithToken, ensureSandboxPlatform } from '../src/bootstrap.js';
 import { apiClient, testConfig } from './support/app.js';
 import { resetDatabase, sharedTestDatabase } from './support/db.js';
@@ -42,43 +43,38 @@ function oneDatabaseEnv(): Record<string, string> {
 }
 
 /** A database with no tables: a PGlite directory, or a new PostgreSQL database beside the worker's. */
-async function emptyDatabase(): Promise<{ env: Record<string, string>; hasTables: () => Promise<boolean>; drop: () => Promise<void> }> {
+async function emptyDatabase() {
+  let env: Record<string, string>;
+  let drop = async () => {};
   if (!process.env.TEST_DATABASE_URL) {
     const dir = mkdtempSync(join(tmpdir(), 'corridor-cli-'));
     dirs.push(dir);
     await (await openDatabase({ dataDir: dir })).close();
-    const tables = async () => {
-      const database = await openDatabase({ dataDir: dir });
-      try {
-        return (await sql<{ n: number }>`select count(*)::int as n from pg_tables where schemaname = 'public'`.execute(database.db)).rows[0].n;
-      } finally {
-        await database.close();
-      }
+    env = { DATA_DIR: dir };
+  } else {
+    const url = new URL(workerDatabaseUrl());
+    url.pathname = `${url.pathname}_empty`;
+    const name = url.pathname.slice(1);
+    const admin = await openDatabase({ databaseUrl: process.env.TEST_DATABASE_URL, dataDir: 'memory' });
+    await sql.raw(`drop database if exists ${name}`).execute(admin.db);
+    await sql.raw(`create database ${name}`).execute(admin.db);
+    env = { DATABASE_URL: url.toString() };
+    drop = async () => {
+      await sql.raw(`drop database if exists ${name}`).execute(admin.db);
+      await admin.close();
     };
-    return { env: { DATA_DIR: dir }, hasTables: async () => (await tables()) > 0, drop: async () => {} };
   }
-  const url = new URL(workerDatabaseUrl());
-  url.pathname = `${url.pathname}_empty`;
-  const name = url.pathname.slice(1);
-  const admin = await openDatabase({ databaseUrl: process.env.TEST_DATABASE_URL, dataDir: 'memory' });
-  await sql.raw(`drop database if exists ${name}`).execute(admin.db);
-  await sql.raw(`create database ${name}`).execute(admin.db);
-  const hasTables = async () => {
-    const database = await openDatabase({ databaseUrl: url.toString(), dataDir: 'memory' });
+  /** Opens the database for one piece of work, between CLI runs (PGlite takes one process at a time). */
+  const use = async <T>(work: (db: Kysely<any>) => Promise<T>): Promise<T> => {
+    const database = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir: env.DATA_DIR ?? 'memory' });
     try {
-      return (await sql<{ n: number }>`select count(*)::int as n from pg_tables where schemaname = 'public'`.execute(database.db)).rows[0].n > 0;
+      return await work(database.db);
     } finally {
       await database.close();
     }
   };
-  return {
-    env: { DATABASE_URL: url.toString() },
-    hasTables,
-    drop: async () => {
-      await sql.raw(`drop database if exists ${name}`).execute(admin.db);
-      await admin.close();
-    },
-  };
+  const hasTables = () => use(async (db) => (await sql<{ n: number }>`select count(*)::int as n from pg_tables where schemaname = 'public'`.execute(db)).rows[0].n > 0);
+  return { env, use, hasTables, drop };
 }
 
 function workerDatabaseUrl(): string {
@@ -117,10 +113,45 @@ describe('corridor CLI', () => {
     }
   });
 
-  it('migrate applies migrations and is idempotent', async () => {
-    const first = await cli(['migrate']);
-    expect(first.code).toBe(0);
-    expect(first.out).toMatch(/applied \d+ migration|up to date/);
+  it('migrate names each migration on stderr as it starts, then finds nothing to do', async () => {
+    const fresh = await emptyDatabase();
+    try {
+      const names = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).map((f) => f.replace(/\.sql$/, '')).sort();
+      const first = await cli(['migrate'], fresh.env);
+      expect(first.code).toBe(0);
+      expect(first.out).toBe(`applied ${names.length} migration(s): ${names.join(', ')}`);
+      expect(first.err.split('\n')).toEqual(names.map((name) => expect.stringMatching(new RegExp(`^  \\[\\d+\\.\\d s\\] applying migration ${name}…$`))));
+      expect(await cli(['migrate'], fresh.env)).toEqual({ code: 0, out: 'database is up to date', err: '' });
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  it('refuses a database a newer Corridor migrated, naming the migration this version does not know', async () => {
+    const newer = await emptyDatabase();
+    try {
+      expect((await cli(['migrate'], newer.env)).code).toBe(0);
+      await newer.use((db) => sql`insert into kysely_migration (name, timestamp) values ('9999_from_a_newer_corridor', now()::text)`.execute(db));
+      for (const args of [['migrate'], ['start'], ['platform', 'create', '--name', 'Old'], ['ledger', 'verify'], ['verification', 'list']]) {
+        const result = await cli(args, { ...newer.env, PORT: '0', PUBLIC_URL: 'http://127.0.0.1:1' });
+        expect(result.code, args.join(' ')).toBe(1);
+        expect(result.err, args.join(' ')).toContain('migrated by a newer version of Corridor (it has migration 9999_from_a_newer_corridor, which this version does not know)');
+        expect(result.out, args.join(' ')).toBe('');
+      }
+    } finally {
+      await newer.drop();
+    }
+  });
+
+  it('migrate and platform create refuse DATA_DIR=memory: what they make would be gone when they exit', async () => {
+    for (const args of [['migrate'], ['platform', 'create', '--name', 'Gone']]) {
+      const lines: string[] = [];
+      const errors: string[] = [];
+      const code = await runCli(args, { out: (l) => lines.push(l), err: (l) => errors.push(l), env: { DATA_DIR: 'memory', LOG_LEVEL: 'silent' } });
+      expect(code, args.join(' ')).toBe(1);
+      expect(lines).toEqual([]);
+      expect(errors.join('\n')).toContain('with DATA_DIR=memory would make a database that is gone when it exits');
+    }
   });
 
   it('platform create prints credentials that work; token create adds another', async () => {
@@ -263,6 +294,17 @@ describe('start-up errors', () => {
     spawnSync('chmod', ['-R', 'u+w', join(dir, 'pglite')]);
     expect(run.status).toBe(1);
     expect(run.stderr.trim()).toBe(`corridor: the embedded database directory ${join(dir, 'pglite')} cannot be written by this process (EACCES): fix its permissions, or set DATA_DIR to a writable directory`);
+  });
+});
+
+describe('corridor verification list', () => {
+  it('an unknown --platform is a usage error, not an empty list', async () => {
+    const here = oneDatabaseEnv();
+    expect((await cli(['migrate'], here)).code).toBe(0);
+    const result = await cli(['verification', 'list', '--platform', 'Platform:nope'], here);
+    expect(result.code).toBe(64);
+    expect(result.err).toContain('no platform Platform:nope');
+    expect(result.out).toBe('');
   });
 });
 

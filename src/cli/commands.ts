@@ -50,6 +50,25 @@ function out(line = ''): void {
   io.out(line);
 }
 
+/** Progress lines on stderr, so that stdout keeps the result alone (--json), each with the seconds since the first. */
+function progressLines(): (step: string) => void {
+  const started = Date.now();
+  return (step) => io.err(`  [${((Date.now() - started) / 1000).toFixed(1)} s] ${step}…`);
+}
+
+/** Says which migration runs: on a big database one may lock tables for minutes (README "Upgrading"). */
+function migrationProgress(): (name: string) => void {
+  const progress = progressLines();
+  return (name) => progress(`applying migration ${name}`);
+}
+
+/** An embedded database in memory is gone when the command exits, and with it whatever the command made. */
+function refuseMemory(config: Config, command: string): void {
+  if (!config.databaseUrl && config.dataDir === 'memory') {
+    throw new Error(`${command} with DATA_DIR=memory would make a database that is gone when it exits: set DATA_DIR to the directory the server uses (or DATABASE_URL)`);
+  }
+}
+
 /**
  * Runs a command against the database and services, without the HTTP app or workers. With
  * `existing`, an embedded database must already be there: a mistyped DATA_DIR (or
@@ -61,12 +80,19 @@ async function withCorridor<T>(config: Config, work: (corridor: CorridorCore) =>
   if (options.existing && embedded && (config.dataDir === 'memory' || !existsSync(join(config.dataDir, 'pglite')))) {
     throw new Error(`no database in ${config.dataDir}: set DATA_DIR to the directory the server uses (or DATABASE_URL)`);
   }
-  const corridor = await createCore({ config: { ...config, logLevel: 'error' }, migrate: !options.existing });
+  const corridor = await createCore({ config: { ...config, logLevel: 'error' }, migrate: !options.existing, onMigration: migrationProgress() });
   try {
     return await work(corridor);
   } finally {
     await corridor.close();
   }
+}
+
+/** A `--platform` the database does not hold is a usage error (a typo, most likely), not an empty result. */
+async function requirePlatform(corridor: CorridorCore, platformId: string) {
+  const platform = await corridor.services.platforms.get(platformId);
+  if (!platform) throw new UsageError(`no platform ${platformId}`);
+  return platform;
 }
 
 /**
@@ -118,7 +144,7 @@ async function start(config: Config): Promise<void> {
   if (new URL(config.publicUrl).port === '0') {
     throw new ConfigError('PORT', 'may be 0 (any free port) only with PUBLIC_URL set, which links and the UMA domain are made from');
   }
-  const corridor = await createCorridor({ config });
+  const corridor = await createCorridor({ config, onMigration: migrationProgress() });
   let result: SandboxBootstrap;
   try {
     result = await ensureSandboxPlatform(corridor.services, corridor.database, {
@@ -221,9 +247,10 @@ export function stopOnSignals(corridor: Pick<Corridor, 'close' | 'log' | 'config
 }
 
 async function migrate(config: Config): Promise<void> {
+  refuseMemory(config, 'migrate');
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
-    const { applied } = await migrateToLatest(database.db);
+    const { applied } = await migrateToLatest(database.db, migrationProgress());
     out(applied.length ? `applied ${applied.length} migration(s): ${applied.join(', ')}` : 'database is up to date');
   } finally {
     await database.close();
@@ -249,6 +276,7 @@ async function platformCreate(config: Config, args: string[]): Promise<void> {
   });
   if (!values.name) throw new UsageError('platform create needs --name');
   const name = checkedName(values.name);
+  refuseMemory(config, 'platform create');
   const { platform, token } = await withCorridor(config, (c) =>
     createPlatformWithToken(
       c.services,
@@ -284,8 +312,7 @@ async function tokenCreate(config: Config, args: string[]): Promise<void> {
   if (unknown.length) throw new UsageError(`unknown permission(s): ${unknown.join(', ')} (use ${PERMISSIONS.join(', ')})`);
   const platformId = values.platform;
   const token = await withCorridor(config, async (c) => {
-    const platform = await c.services.platforms.get(platformId);
-    if (!platform) throw new UsageError(`no platform ${platformId}`);
+    const platform = await requirePlatform(c, platformId);
     return c.database.db
       .transaction()
       .execute((trx) => c.services.tokens.issue(trx, platform, { name, permissions: permissions as Permission[] }));
@@ -301,11 +328,9 @@ async function tokenCreate(config: Config, args: string[]): Promise<void> {
 async function ledgerVerify(config: Config, args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { platform: { type: 'string' }, json: { type: 'boolean', default: false } } });
   return withCorridor(config, async (c) => {
-    if (values.platform && !(await c.services.platforms.get(values.platform))) throw new UsageError(`no platform ${values.platform}`);
+    if (values.platform) await requirePlatform(c, values.platform);
     if (!values.json) out(`Checking the ledger${values.platform ? ` of ${values.platform}` : ''}…`);
-    // On stderr, so that stdout keeps the result alone (--json).
-    const started = Date.now();
-    const progress = (check: string) => io.err(`  [${((Date.now() - started) / 1000).toFixed(1)} s] ${check}…`);
+    const progress = progressLines();
     // One snapshot for every check: a payment settling between two reads is not a problem.
     const { report, dangling } = await c.database.db
       .transaction()
@@ -337,7 +362,10 @@ async function verificationList(config: Config, args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { platform: { type: 'string' }, status: { type: 'string', default: 'PENDING_MANUAL_REVIEW' }, json: { type: 'boolean', default: false } } });
   if (!(VERIFICATION_STATES as readonly string[]).includes(values.status)) throw new UsageError(`--status must be one of ${VERIFICATION_STATES.join(', ')}`);
   const status = values.status as VerificationState;
-  const page = await withCorridor(config, (c) => c.services.compliance.verifications.listAll(values.platform, status), { existing: true });
+  const page = await withCorridor(config, async (c) => {
+    if (values.platform) await requirePlatform(c, values.platform);
+    return c.services.compliance.verifications.listAll(values.platform, status);
+  }, { existing: true });
   if (values.json) return out(JSON.stringify(page));
   for (const v of page) out(`${v.id}  ${v.customerId}  ${v.verificationStatus}  ${v.createdAt}`);
   out(`${page.length} verification(s) ${status}`);

@@ -5,16 +5,22 @@ import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } fr
 /** Migrations are plain SQL files; this path resolves the same from src/db and dist/db. */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../src/db/migrations/', import.meta.url));
 
+/** Called as each migration starts, with its name (`corridor migrate` prints it). */
+export type MigrationProgress = (name: string) => void;
+
 class SqlFileMigrationProvider implements MigrationProvider {
-  constructor(private readonly dir: string) {}
+  constructor(
+    private readonly dir: string,
+    private readonly onStart: MigrationProgress = () => {},
+  ) {}
 
   async getMigrations(): Promise<Record<string, Migration>> {
-    const files = (await readdir(this.dir)).filter((f) => f.endsWith('.sql')).sort();
     const migrations: Record<string, Migration> = {};
-    for (const file of files) {
-      const text = await readFile(`${this.dir}/${file}`, 'utf8');
-      migrations[file.replace(/\.sql$/, '')] = {
+    for (const name of await migrationNames(this.dir)) {
+      const text = await readFile(`${this.dir}/${name}.sql`, 'utf8');
+      migrations[name] = {
         up: async (db) => {
+          this.onStart(name);
           await sql.raw(text).execute(db);
         },
       };
@@ -23,15 +29,52 @@ class SqlFileMigrationProvider implements MigrationProvider {
   }
 }
 
+async function migrationNames(dir: string): Promise<string[]> {
+  return (await readdir(dir))
+    .filter((f) => f.endsWith('.sql'))
+    .map((f) => f.replace(/\.sql$/, ''))
+    .sort();
+}
+
+/** Which of this version's migrations the database still lacks, and which it has that this version does not know. */
+export interface SchemaState {
+  pending: string[];
+  unknown: string[];
+}
+
+export async function schemaState(db: Kysely<any>): Promise<SchemaState> {
+  const known = await migrationNames(MIGRATIONS_DIR);
+  const { rows } = await sql<{ exists: boolean }>`select to_regclass('kysely_migration') is not null as exists`.execute(db);
+  const applied = rows[0].exists
+    ? (await sql<{ name: string }>`select name from kysely_migration`.execute(db)).rows.map((r) => r.name)
+    : [];
+  const appliedSet = new Set(applied);
+  const knownSet = new Set(known);
+  return { pending: known.filter((n) => !appliedSet.has(n)), unknown: applied.filter((n) => !knownSet.has(n)).sort() };
+}
+
+/**
+ * A database that a newer Corridor migrated: this version does not know its schema, so it neither
+ * migrates it nor reads it (README "Upgrading").
+ */
+export function refuseNewerSchema(state: SchemaState): void {
+  if (state.unknown.length === 0) return;
+  throw new Error(
+    `the database was migrated by a newer version of Corridor (it has migration ${state.unknown.at(-1)}, which this version does not know): ` +
+      'run that version or a later one, or restore the backup taken before the upgrade',
+  );
+}
+
 export interface MigrationReport {
   applied: string[];
 }
 
 /** Brings the schema up to date; safe to run from several processes at once (Kysely takes a lock). */
-export async function migrateToLatest(db: Kysely<any>): Promise<MigrationReport> {
+export async function migrateToLatest(db: Kysely<any>, onStart?: MigrationProgress): Promise<MigrationReport> {
+  refuseNewerSchema(await schemaState(db));
   // Unordered: work merged from parallel branches may add a migration that sorts before one a
   // development database already applied; each migration still runs exactly once.
-  const migrator = new Migrator({ db, provider: new SqlFileMigrationProvider(MIGRATIONS_DIR), allowUnorderedMigrations: true });
+  const migrator = new Migrator({ db, provider: new SqlFileMigrationProvider(MIGRATIONS_DIR, onStart), allowUnorderedMigrations: true });
   const { error, results = [] } = await migrator.migrateToLatest();
   if (error) {
     const failed = results.find((r) => r.status === 'Error');
@@ -44,7 +87,5 @@ export async function migrateToLatest(db: Kysely<any>): Promise<MigrationReport>
 
 /** True once every known migration has been applied (used by /healthz). */
 export async function migrationsApplied(db: Kysely<any>): Promise<boolean> {
-  const migrator = new Migrator({ db, provider: new SqlFileMigrationProvider(MIGRATIONS_DIR) });
-  const all = await migrator.getMigrations();
-  return all.every((m) => m.executedAt !== undefined);
+  return (await schemaState(db)).pending.length === 0;
 }
