@@ -271,6 +271,10 @@ describe('additional credentials (signed retry)', () => {
     const refused = await wallet.api.post(`/auth/credentials/${passkey.id}/verify`, { type: 'PASSKEY', assertion }, { 'request-id': challenged.body.requestId });
     expectRefused(refused, 401, 'UNAUTHORIZED', 'Invalid passkey signature');
     const magic = { ...assertion, signature: 'sandbox-valid-passkey-signature' };
+    for (const malformed of [{ userHandle: 'not base64url!' }, { userHandle: '' }, { signature: 'c2ln+bmF0dXJl' }]) {
+      const res = await wallet.api.post(`/auth/credentials/${passkey.id}/verify`, { type: 'PASSKEY', assertion: { ...magic, ...malformed } }, { 'request-id': challenged.body.requestId });
+      expectRefused(res, 400, 'INVALID_INPUT');
+    }
     const accepted = await wallet.api.post(`/auth/credentials/${passkey.id}/verify`, { type: 'PASSKEY', assertion: magic }, { 'request-id': challenged.body.requestId });
     expect(accepted.status).toBe(200);
     const noRequestId = await wallet.api.post(`/auth/credentials/${passkey.id}/verify`, { type: 'PASSKEY', assertion: magic });

@@ -83,8 +83,8 @@ export const PasskeyAssertion = Type.Object(
     credentialId: b64url('Raw id of the credential used, base64url.', 1024),
     clientDataJson: b64url('`clientDataJSON` of the assertion, base64url.'),
     authenticatorData: b64url('Authenticator data of the assertion, base64url.'),
-    signature: Type.String({ minLength: 1, maxLength: 1024, description: 'Assertion signature, base64url.' }),
-    userHandle: Type.Optional(Type.String({ maxLength: 1024, description: 'User handle returned by the authenticator, base64url.' })),
+    signature: b64url('Assertion signature, base64url.', 1024),
+    userHandle: Type.Optional(b64url('User handle returned by the authenticator, base64url.', 1024)),
   },
   { additionalProperties: false, title: 'PasskeyAssertion', description: 'The result of `navigator.credentials.get()`.' },
 );
