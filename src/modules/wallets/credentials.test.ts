@@ -274,6 +274,7 @@ describe('additional credentials (signed retry)', () => {
     for (const malformed of [{ userHandle: 'not base64url!' }, { userHandle: '' }, { signature: 'c2ln+bmF0dXJl' }]) {
       const res = await wallet.api.post(`/auth/credentials/${passkey.id}/verify`, { type: 'PASSKEY', assertion: { ...magic, ...malformed } }, { 'request-id': challenged.body.requestId });
       expectRefused(res, 400, 'INVALID_INPUT');
+      expect(JSON.stringify(res.body)).toContain(`assertion.${Object.keys(malformed)[0]}`);
     }
     const accepted = await wallet.api.post(`/auth/credentials/${passkey.id}/verify`, { type: 'PASSKEY', assertion: magic }, { 'request-id': challenged.body.requestId });
     expect(accepted.status).toBe(200);
