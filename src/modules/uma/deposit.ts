@@ -28,6 +28,7 @@ export interface DepositDeps {
 }
 
 class AlreadyForwarded extends Error {}
+class InvoiceMoved extends Error {}
 
 /**
  * Incoming UMA payments land in the customer's internal account of the receiving currency, through
@@ -51,15 +52,21 @@ export function createDeposits(deps: DepositDeps) {
   }
 
   /**
-   * Credits an accepted invoice (once: the transaction id was fixed when the invoice was made, so a
-   * repeated call finds the transaction instead of creating another).
+   * Accepts an OPEN invoice: its incoming payment and the move to ACCEPTED commit together, so an
+   * invoice is never left OPEN (cancellable at expiry) with its customer already credited. Once:
+   * the transaction id was fixed when the invoice was made, so a repeated call finds the transaction
+   * instead of creating another. Does nothing when another call moved the invoice first.
    */
   async function credit(platform: Platform, invoice: InvoiceRecord, platformCustomerId: string): Promise<void> {
-    if (await deps.transactions.find(database.db, platform.id, invoice.transactionId)) return;
     try {
-      await deps.incomingPayments.receive(platform, paymentOf(invoice, platformCustomerId));
+      await deps.incomingPayments.receiveWithin(platform, paymentOf(invoice, platformCustomerId), (create) =>
+        transact(database.db, async (trx) => {
+          if (!(await repo.moveInvoice(trx, invoice.paymentHash, 'OPEN', 'ACCEPTED', new Date(clock.realNowMs())))) throw new InvoiceMoved();
+          return create(trx);
+        }),
+      );
     } catch (error) {
-      if (isUniqueViolation(error, 'transactions_pkey')) return;
+      if (error instanceof InvoiceMoved || isUniqueViolation(error, 'transactions_pkey')) return;
       throw error;
     }
   }

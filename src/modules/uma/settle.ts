@@ -59,20 +59,38 @@ function stateOf(invoice: InvoiceRecord, transaction: Awaited<ReturnType<Transac
 export function createSettleHandler(deps: SettleDeps) {
   const { database, clock } = deps;
 
-  async function cancel(invoice: InvoiceRecord, reason: string): Promise<State> {
-    await repo.moveInvoice(database.db, invoice.paymentHash, 'OPEN', 'CANCELLED', new Date(clock.realNowMs()));
-    return { status: 'FAILED', detail: reason };
+  /** Cancels an OPEN invoice; undefined when another call moved it first (accepted it, say). */
+  async function cancel(invoice: InvoiceRecord, reason: string): Promise<State | undefined> {
+    const moved = await repo.moveInvoice(database.db, invoice.paymentHash, 'OPEN', 'CANCELLED', new Date(clock.realNowMs()));
+    return moved ? { status: 'FAILED', detail: reason } : undefined;
   }
 
-  async function accept(platform: Platform, invoice: InvoiceRecord): Promise<State> {
-    if (invoice.status === 'CANCELLED') return { status: 'FAILED', detail: 'INVOICE_CANCELLED' };
-    if (invoice.status === 'OPEN') {
-      if (invoice.expiresAt.getTime() < clock.realNowMs()) return cancel(invoice, 'INVOICE_EXPIRED');
-      const customer = await deps.customers.requireCustomer(database.db, platform.id, invoice.customerId).catch(() => undefined);
-      if (!customer) return cancel(invoice, 'RECEIVER_NOT_FOUND');
-      await deps.deposits.credit(platform, invoice, customer.platformCustomerId);
+  /**
+   * Decides an OPEN invoice: cancelled (expired, receiver gone) or credited and ACCEPTED in one
+   * commit. An invoice that already has its transaction (left OPEN by a version that credited and
+   * moved it in two steps) is accepted, never cancelled. Undefined unless it was cancelled here.
+   */
+  async function decide(platform: Platform, invoice: InvoiceRecord): Promise<State | undefined> {
+    if (await deps.transactions.find(database.db, platform.id, invoice.transactionId)) {
       await repo.moveInvoice(database.db, invoice.paymentHash, 'OPEN', 'ACCEPTED', new Date(clock.realNowMs()));
+      return undefined;
     }
+    if (invoice.expiresAt.getTime() < clock.realNowMs()) return cancel(invoice, 'INVOICE_EXPIRED');
+    const customer = await deps.customers.requireCustomer(database.db, platform.id, invoice.customerId).catch(() => undefined);
+    if (!customer) return cancel(invoice, 'RECEIVER_NOT_FOUND');
+    await deps.deposits.credit(platform, invoice, customer.platformCustomerId);
+    return undefined;
+  }
+
+  async function accept(platform: Platform, opened: InvoiceRecord): Promise<State> {
+    let invoice = opened;
+    if (invoice.status === 'OPEN') {
+      const cancelled = await decide(platform, invoice);
+      if (cancelled) return cancelled;
+      // Accepted here, or moved by a concurrent call: its status now decides.
+      invoice = (await repo.findInvoice(database.db, invoice.paymentHash))!;
+    }
+    if (invoice.status === 'CANCELLED') return { status: 'FAILED', detail: 'INVOICE_CANCELLED' };
     return stateOf(invoice, await deps.transactions.find(database.db, platform.id, invoice.transactionId));
   }
 

@@ -245,4 +245,30 @@ describe('pay requests and settlement from another VASP', () => {
     expect(settled.body).toMatchObject({ status: 'FAILED', reason: 'INVOICE_EXPIRED' });
     expect((await balances(t, bob.accounts.USD)).available).toBe(1_500);
   });
+
+  it('credits an invoice and marks it accepted in one commit: never cancelled at expiry with the customer credited', async () => {
+    const { db } = t.corridor.database;
+    const before = (await balances(t, bob.accounts.USD)).available;
+    const pr = PayReqResponse.parse((await post('/uma/payreq/$bob', await payRequest({ amount: 900 }))).body).pr;
+    const { paymentHash } = parseInvoice(pr)!;
+    const drop = await failOnce(db, 'uma_invoices', 'update', `new.status = 'ACCEPTED'`);
+    try {
+      expect((await post('/uma/settle', await settleBody(pr))).status).toBe(500);
+    } finally {
+      await drop();
+    }
+    const row = () => db.selectFrom('uma_invoices').select(['status', 'transaction_id']).where('payment_hash', '=', paymentHash).executeTakeFirstOrThrow();
+    expect((await row()).status).toBe('OPEN');
+    expect((await p.api.get(`/transactions/${(await row()).transaction_id}`)).status).toBe(404);
+    expect((await balances(t, bob.accounts.USD)).available).toBe(before);
+
+    expect((await post('/uma/settle', await settleBody(pr))).body.status).toBe('SETTLED');
+    expect((await balances(t, bob.accounts.USD)).available).toBe(before + 900);
+    // An invoice an earlier version left OPEN beside its completed payment is accepted, even past its expiry.
+    await db.updateTable('uma_invoices').set({ status: 'OPEN', expires_at: new Date(Date.now() - 1000) }).where('payment_hash', '=', paymentHash).execute();
+    expect((await post('/uma/settle', await settleBody(pr))).body).toMatchObject({ status: 'SETTLED' });
+    expect((await row()).status).toBe('ACCEPTED');
+    expect((await balances(t, bob.accounts.USD)).available).toBe(before + 900);
+    await expectLedgerClean(t, p.platform.id);
+  });
 });
