@@ -197,9 +197,13 @@ export function createQuoteCreation(deps: QuoteServiceDeps, execution: QuoteExec
       throw new ServiceError('SELF_PAYMENT', 'the source and destination are the same account');
     }
     checkImmediateSource(input, source.debitAccountType);
-    const lookupCustomer = destination.lookup?.customerId;
-    if (lookupCustomer && lookupCustomer !== source.customer?.id) {
+    const lookup = destination.lookup;
+    if (lookup?.customerId && lookup.customerId !== source.customer?.id) {
       throw invalidInput('lookupId', 'this lookup was made for a different sending customer', 'mismatch');
+    }
+    // An UMA lookup's sender address is signed for: one that is no customer's names the platform itself.
+    if (lookup?.kind === 'UMA' && !lookup.customerId && source.customer) {
+      throw invalidInput('lookupId', "this lookup was made with the platform's own sender address, for payments from the platform's accounts", 'mismatch');
     }
   }
 

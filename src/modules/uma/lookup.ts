@@ -1,7 +1,7 @@
 import type { Clock } from '../../core/clock.js';
 import type { ServiceContext } from '../../core/context.js';
 import { currency, findCurrency } from '../../core/currencies.js';
-import { ServiceError } from '../../core/errors.js';
+import { invalidInput, ServiceError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { Database, Executor } from '../../db/database.js';
 import { transact } from '../../db/transact.js';
@@ -30,7 +30,7 @@ export interface UmaLookupDeps {
   keys: UmaKeys;
   auth: Authenticator;
   providers: ProviderBook;
-  customers: Pick<CustomerService, 'requireCustomer'>;
+  customers: Pick<CustomerService, 'requireCustomer' | 'findActive'>;
   rates: Pick<RateService, 'estimateRate'>;
   /** The quotes service stores the generic lookup row (built after this module). */
   recordLookup: (ex: Executor, lookup: LookupRecord) => Promise<void>;
@@ -76,6 +76,21 @@ export function createUmaLookups(deps: UmaLookupDeps) {
       currencies: [{ code: sandbox.currency, multiplier: 0, decimals, ...SANDBOX_LIMITS }],
       requiredPayerDataFields: SANDBOX_PAYER_FIELDS,
     };
+  }
+
+  /**
+   * The sending customer: `customerId`'s, or the one whose UMA address `senderUmaAddress` is (none:
+   * an address of the platform itself, for payments from its own accounts). Given both, they must
+   * name one customer: the sender's address and the payer data sent with it come from one record.
+   */
+  async function senderCustomer(platform: Platform, query: UmaLookupQuery): Promise<Customer | null> {
+    const given = query.senderUmaAddress ? parseOrThrow(query.senderUmaAddress, 'querystring.senderUmaAddress').address : undefined;
+    if (!query.customerId) return (await deps.customers.findActive(database.db, platform.id, { umaAddress: given! })) ?? null;
+    const customer = await deps.customers.requireCustomer(database.db, platform.id, query.customerId);
+    if (given && given.toLowerCase() !== customer.umaAddress?.toLowerCase()) {
+      throw invalidInput('querystring.senderUmaAddress', `this is not the UMA address of customer ${customer.id}; give one of them, or both alike`, 'mismatch');
+    }
+    return customer;
   }
 
   /** The sender's identifier signs the payment, so it must be on this platform's UMA domain. */
@@ -142,7 +157,7 @@ export function createUmaLookups(deps: UmaLookupDeps) {
       const message = 'give customerId or senderUmaAddress to say who is sending';
       throw new ServiceError('INVALID_INPUT', message, { details: { errors: [{ field: 'querystring.customerId', constraint: 'required', message }] } });
     }
-    const customer = query.customerId ? await deps.customers.requireCustomer(database.db, platform.id, query.customerId) : null;
+    const customer = await senderCustomer(platform, query);
     const sandbox = platform.mode === 'SANDBOX' && receiver.domain === deps.sandboxDomain;
     const sender = senderIdentifier(platform, query, customer, sandbox);
     const found = sandbox ? discoverSandbox(receiver) : { sandboxOutcome: null, ...(await lookUpRemote(deps, platform, receiver)) };

@@ -173,6 +173,29 @@ describe('quotes to UMA_ADDRESS destinations: bad inputs', () => {
     expect(given.status, JSON.stringify(given.body)).toBe(201);
   });
 
+  it('ties the sender to one customer: senderUmaAddress and customerId agree, a lookup by address is that customer\'s', async () => {
+    const bob = await newCustomer(p, 'Bob Two');
+    await fund(p, bob.accounts.USD, 100_000);
+    const umaOf = async (c: TestCustomer): Promise<string> => (await p.api.get(`/customers/${c.id}`)).body.umaAddress;
+    const receiver = `$success.usd@${SANDBOX}`;
+    const mismatched = await lookup(receiver, { customerId: alice.id, senderUmaAddress: await umaOf(bob) });
+    expectError(mismatched, 400, 'INVALID_INPUT');
+    expect(mismatched.body.details.errors[0]).toMatchObject({ field: 'querystring.senderUmaAddress', constraint: 'mismatch' });
+    expect((await lookup(receiver, { customerId: alice.id, senderUmaAddress: (await umaOf(alice)).toUpperCase() })).status).toBe(200);
+
+    const byAddress = (await lookup(receiver, { senderUmaAddress: await umaOf(alice) })).body.lookupId;
+    const fromBob = await p.api.post('/quotes', { ...base(), lookupId: byAddress, source: { sourceType: 'ACCOUNT', accountId: bob.accounts.USD } });
+    expectError(fromBob, 400, 'INVALID_INPUT');
+    expect(fromBob.body.details.errors[0]).toMatchObject({ field: 'lookupId', constraint: 'mismatch' });
+    expect((await p.api.post('/quotes', { ...base(), lookupId: byAddress })).status).toBe(201);
+
+    // An address that is no customer's names the platform: its lookups pay from the platform's accounts only.
+    const platformSender = (await lookup(receiver, { senderUmaAddress: `$treasury@${p.platform.umaDomain}` })).body.lookupId;
+    const fromCustomer = await p.api.post('/quotes', { ...base(), lookupId: platformSender });
+    expectError(fromCustomer, 400, 'INVALID_INPUT');
+    expect(fromCustomer.body.details.errors[0]).toMatchObject({ field: 'lookupId', constraint: 'mismatch' });
+  });
+
   it('applies the receiver\'s limits to the receiving amount', async () => {
     const found = await lookup(`$success.usd@${SANDBOX}`);
     const res = await p.api.post('/quotes', { ...base(), lookupId: found.body.lookupId, lockedCurrencySide: 'RECEIVING', lockedCurrencyAmount: 200_000_000 });
