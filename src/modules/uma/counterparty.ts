@@ -123,7 +123,7 @@ function failureOf(error: unknown, url: string, timedOut: boolean, response: Res
   const refusal = guardRefusalOf(error);
   if (refusal) return new CounterpartyError(`${refusal}, which this server does not call (set UMA_ALLOW_PRIVATE_COUNTERPARTIES=true for local development)`);
   const reason = timedOut ? 'timed out' : answered ? 'broke off its answer' : 'could not be reached';
-  return new CounterpartyError(`${new URL(url).host} ${reason}`);
+  return new CounterpartyError(`${URL.canParse(url) ? new URL(url).host : url} ${reason}`);
 }
 
 /**

@@ -112,6 +112,8 @@ describe('lnurlp requests from another VASP', () => {
     // Why the keys could not be fetched (refused, unresolvable, a private address) is not told to an unauthenticated caller.
     const unreachable = await http(await signedLnurlp({ vaspDomain: '127.0.0.1:1' }));
     expect(unreachable).toMatchObject({ status: 424, body: { code: 'COUNTERPARTY_PUBKEY_FETCH_ERROR', reason: 'the public keys of 127.0.0.1:1 could not be fetched' } });
+    // A port no URL can hold is no domain at all, answered as such rather than as a server error.
+    expect(await http(await signedLnurlp({ vaspDomain: 'c.com:99999' }))).toMatchObject({ status: 424, body: { code: 'COUNTERPARTY_PUBKEY_FETCH_ERROR' } });
   });
 });
 

@@ -50,9 +50,11 @@ describe('GET /receiver/uma/{address} on the sandbox domain', () => {
   });
 
   it('refuses bad addresses, a missing sender and unknown or foreign customers with the exact envelope', async () => {
-    const bad = await lookup('success.usd');
-    expectError(bad, 400, 'INVALID_UMA_ADDRESS');
-    expect(bad.body.details.errors).toEqual([{ field: 'receiverUmaAddress', constraint: 'format', message: expect.any(String) }]);
+    for (const address of ['success.usd', '$a@c.com:99999', '$a@b..c']) {
+      const bad = await lookup(address);
+      expectError(bad, 400, 'INVALID_UMA_ADDRESS');
+      expect(bad.body.details.errors).toEqual([{ field: 'receiverUmaAddress', constraint: 'format', message: expect.any(String) }]);
+    }
     const neither = await lookup(`$success.usd@${SANDBOX}`, {});
     expectError(neither, 400, 'INVALID_INPUT');
     expect(neither.body.details.errors[0].field).toBe('querystring.customerId');

@@ -66,7 +66,10 @@ describe('payer data names', () => {
 describe('addresses and domains', () => {
   it('parses UMA addresses, lower-casing the domain', () => {
     expect(parseUmaAddress('$Bob@Example.com:8081')).toEqual({ local: 'Bob', domain: 'example.com:8081', address: '$Bob@example.com:8081' });
-    for (const bad of ['bob@example.com', '$@example.com', '$bob', '$bob@', '$b b@example.com', '$bob@-example.com']) expect(parseUmaAddress(bad)).toBeUndefined();
+    for (const bad of ['bob@example.com', '$@example.com', '$bob', '$bob@', '$b b@example.com', '$bob@-example.com', '$bob@b..c', '$bob@c.com:99999', '$bob@c.com:0', '$bob@c.com:', '$bob@c.com:80:80']) {
+      expect(parseUmaAddress(bad), bad).toBeUndefined();
+    }
+    expect(parseUmaAddress('$bob@c.com:65535')?.domain).toBe('c.com:65535');
   });
 
   it('uses plain http only for loopback domains', () => {
