@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth, startTestApp, type TestApp, type TestPlatform } from './support/app.js';
+import { sha256Hex } from '../src/core/secrets.js';
 import { fund, newCustomer, usdAccount } from './support/quotes.js';
 
 let t: TestApp;
@@ -41,6 +42,34 @@ describe('Idempotency-Key', () => {
     const other = await p.api.post('/tokens', { ...body, name: 'different' }, { 'idempotency-key': 'k-mismatch' });
     expect(other.status).toBe(422);
     expect(other.body.code).toBe('IDEMPOTENCY_KEY_MISMATCH');
+  });
+
+  it('is the same request whatever the order of the body\'s keys and the percent-encoding of the path', async () => {
+    const key = { 'idempotency-key': 'k-canonical' };
+    expect((await p.api.post('/tokens', { name: 'idem-order', permissions: ['VIEW'] }, key)).status).toBe(201);
+    const reordered = await p.api.post('/tokens', { permissions: ['VIEW'], name: 'idem-order' }, key);
+    expect(reordered.status).toBe(201);
+    expect(reordered.headers['idempotent-replayed']).toBe('true');
+
+    const account = (await newCustomer(p, 'Percent Path')).accounts.USD;
+    const fundKey = { 'idempotency-key': 'k-encoded-path' };
+    expect((await p.api.post(`/sandbox/internal-accounts/${account}/fund`, { amount: 100 }, fundKey)).status).toBe(200);
+    const encoded = await p.api.post(`/sandbox/internal-accounts/${encodeURIComponent(account)}/fund`, { amount: 100 }, fundKey);
+    expect(encoded.status).toBe(200);
+    expect(encoded.headers['idempotent-replayed']).toBe('true');
+    expect(encoded.body.balance.amount).toBe(100);
+  });
+
+  it('replays a key an earlier version recorded, whose hash took the body as sent', async () => {
+    const body = { permissions: ['VIEW'], name: 'idem-legacy' };
+    const first = await p.api.post('/tokens', body, { 'idempotency-key': 'k-legacy' });
+    expect(first.status).toBe(201);
+    const legacyHash = sha256Hex(`POST\n/2025-10-13/tokens\n${JSON.stringify(body)}`);
+    await t.corridor.database.db.updateTable('idempotency_keys').set({ request_hash: legacyHash }).where('scope', '=', p.platform.id).where('key', '=', 'k-legacy').execute();
+    const replay = await p.api.post('/tokens', body, { 'idempotency-key': 'k-legacy' });
+    expect(replay.status).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body.id).toBe(first.body.id);
   });
 
   it('a replay answers the first response\'s bytes, nested objects included', async () => {

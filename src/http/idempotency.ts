@@ -71,11 +71,35 @@ function successStatusOf(request: FastifyRequest): number {
   return codes.length > 0 ? Math.min(...codes) : 200;
 }
 
-/** What makes two requests the same: method, path, JSON body, and an uploaded file's bytes. */
+/** JSON with every object's keys sorted: a client that serializes its retry in another key order sends the same request. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
+}
+
+function decodedPath(url: string): string {
+  const path = url.split('?')[0];
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path; // not valid percent-encoding: compared as sent
+  }
+}
+
+/**
+ * What makes two requests the same: method, path (percent-decoded: `Quote%3A…` is `Quote:…`), JSON
+ * body (whatever its key order), and an uploaded file's bytes.
+ */
 function requestHash(request: FastifyRequest): string {
-  const path = request.url.split('?')[0];
   const file = request.upload ? `\n${request.upload.sha256}` : '';
-  return sha256Hex(`${request.method}\n${path}\n${JSON.stringify(request.body ?? null)}${file}`);
+  return sha256Hex(`${request.method}\n${decodedPath(request.url)}\n${canonicalJson(request.body ?? null)}${file}`);
+}
+
+/** The hash before keys were sorted and paths decoded, which keys recorded by an earlier version hold (kept 48 h). */
+function legacyRequestHash(request: FastifyRequest): string {
+  const file = request.upload ? `\n${request.upload.sha256}` : '';
+  return sha256Hex(`${request.method}\n${request.url.split('?')[0]}\n${JSON.stringify(request.body ?? null)}${file}`);
 }
 
 /**
@@ -179,7 +203,7 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
       .where('key', '=', key)
       .executeTakeFirst();
     if (!existing) return claimKey(request, reply, scope, key); // released between our two statements
-    if (existing.request_hash !== hash) {
+    if (existing.request_hash !== hash && existing.request_hash !== legacyRequestHash(request)) {
       throw new ServiceError('IDEMPOTENCY_KEY_MISMATCH', 'this Idempotency-Key was used for a different request');
     }
     if (existing.status_code !== null) {
