@@ -18,6 +18,8 @@ export interface SandboxReceiveDeps extends ReceiverDeps {
   customers: ReceiverDeps['customers'] & Pick<CustomerService, 'requireCustomer'>;
   transactions: Pick<TransactionService, 'present'>;
   deposits: Deposits;
+  /** The sandbox's own UMA domain: simulated payments come from its addresses only. */
+  sandboxDomain: string;
 }
 
 function fieldError(code: 'INVALID_CURRENCY' | 'AMOUNT_OUT_OF_RANGE' | 'INVALID_UMA_ADDRESS', field: string, constraint: string, message: string) {
@@ -61,6 +63,9 @@ export function createSandboxReceive(deps: SandboxReceiveDeps) {
     const { platform } = ctx;
     const sender = parseUmaAddress(body.senderUmaAddress);
     if (!sender) throw fieldError('INVALID_UMA_ADDRESS', 'senderUmaAddress', 'format', 'senderUmaAddress must look like $name@domain');
+    if (sender.domain !== deps.sandboxDomain.toLowerCase()) {
+      throw new ServiceError('USER_NOT_FOUND', `${sender.address} is not a sandbox sender: use an address on ${deps.sandboxDomain}, e.g. $success.usd@${deps.sandboxDomain}`);
+    }
     const customer = await receiver(platform, body);
     const plan = await receivingPlan(deps, platform, customer);
     const receivable = plan.currencies.find((c) => c.config.currencyCode === body.receivingCurrencyCode);

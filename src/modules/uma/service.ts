@@ -88,7 +88,7 @@ export function createUmaService(deps: UmaServiceDeps) {
     rates: deps.rates,
     recordLookup: (ex, lookup) => deps.quotes().recordLookup(ex, lookup),
   });
-  const sandbox = createSandboxReceive({ ...receiverDeps, transactions: deps.transactions, deposits });
+  const sandbox = createSandboxReceive({ ...receiverDeps, transactions: deps.transactions, deposits, sandboxDomain: deps.sandboxUmaDomain });
 
   return {
     /** Plugs UMA_ADDRESS destinations into quotes. */

@@ -153,6 +153,8 @@ describe('POST /sandbox/uma/receive', () => {
     const badSender = await receive(p, { customerId: bob.id, senderUmaAddress: 'someone' });
     expectError(badSender, 400, 'INVALID_UMA_ADDRESS');
     expect(badSender.body.details.errors[0].field).toBe('senderUmaAddress');
+    expectError(await receive(p, { customerId: bob.id, senderUmaAddress: '$anyone@evil.example' }), 404, 'USER_NOT_FOUND');
+    expect((await receive(p, { customerId: bob.id, senderUmaAddress: '$Someone@SANDBOX.uma.money', receivingCurrencyAmount: 100 })).status).toBe(200);
     const currency = await receive(p, { customerId: bob.id, receivingCurrencyCode: 'GBP' });
     expectError(currency, 400, 'INVALID_CURRENCY');
     expect(currency.body.details.errors[0].field).toBe('receivingCurrencyCode');
