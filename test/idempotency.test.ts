@@ -72,6 +72,32 @@ describe('Idempotency-Key', () => {
     expect(replay.body.id).toBe(first.body.id);
   });
 
+  it('a request that outlived its lease, its key taken over by a retry, commits nothing', async () => {
+    const { db } = t.corridor.database;
+    // Stands for a retry that took the key over while the first request ran: the lease the key
+    // holds is not the one the first request was given.
+    await sql
+      .raw(
+        `create function test_take_over() returns trigger language plpgsql as $$ begin
+           if new.key = 'k-taken-over' then new.locked_until := new.locked_until + interval '1 second'; end if; return new; end $$;
+         create trigger test_take_over before insert on idempotency_keys for each row execute function test_take_over()`,
+      )
+      .execute(db);
+    try {
+      const res = await p.api.post('/tokens', { name: 'taken-over', permissions: ['VIEW'] }, { 'idempotency-key': 'k-taken-over' });
+      expect(res.status).toBe(409);
+      expect(res.body.code).toBe('IDEMPOTENCY_KEY_IN_USE');
+    } finally {
+      await sql.raw('drop trigger test_take_over on idempotency_keys; drop function test_take_over()').execute(db);
+    }
+    const tokens = await db.selectFrom('api_tokens').select('id').where('name', '=', 'taken-over').where('platform_id', '=', p.platform.id).execute();
+    expect(tokens).toEqual([]);
+    // The key is still the retry's: leased, not released by the request that lost it.
+    const key = await db.selectFrom('idempotency_keys').select(['status_code', 'locked_until']).where('scope', '=', p.platform.id).where('key', '=', 'k-taken-over').executeTakeFirstOrThrow();
+    expect(key.status_code).toBeNull();
+    expect(new Date(key.locked_until!).getTime()).toBeGreaterThan(Date.now());
+  });
+
   it('a replay answers the first response\'s bytes, nested objects included', async () => {
     const customer = (await p.api.post('/customers', { customerType: 'INDIVIDUAL', fullName: 'Ada Replay' })).body;
     const account = {

@@ -34,6 +34,12 @@ interface IdempotencyClaim {
   /** Set once the response has been stored (inside the work's transaction or after sending). */
   recorded: boolean;
   successStatus: number;
+  /**
+   * The lease this request holds (its `locked_until`) until a response is recorded: the record is
+   * written only while the lease is still this one, so a request that outlived it, and whose key a
+   * retry took over, cannot commit its work as well.
+   */
+  lease: Date | null;
   /** What of the response the record keeps (all of it unless the route says otherwise). */
   kept: (body: unknown) => unknown;
 }
@@ -102,6 +108,10 @@ function legacyRequestHash(request: FastifyRequest): string {
   return sha256Hex(`${request.method}\n${request.url.split('?')[0]}\n${JSON.stringify(request.body ?? null)}${file}`);
 }
 
+function leaseLost(): ServiceError {
+  return new ServiceError('IDEMPOTENCY_KEY_IN_USE', 'this request outlived its Idempotency-Key lease and a retry took the key over: nothing was done here');
+}
+
 /**
  * Idempotency-Key on POST: the first request claims the key; its response is stored in the same
  * transaction as its work (through `ctx.tx`), so a retry gets exactly that response
@@ -114,16 +124,20 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
   const batcher = createWriteBatcher(deps.database);
 
   function responseUpdate(ex: Trx | typeof db, claim: IdempotencyClaim, status: number, body: unknown) {
-    return ex
+    const update = ex
       .updateTable('idempotency_keys')
       .set({ status_code: status, response: toJson(claim.kept(body) ?? null), locked_until: null })
       .where('scope', '=', claim.scope)
       .where('key', '=', claim.key);
+    return claim.lease ? update.where('locked_until', '=', claim.lease) : update;
   }
 
+  /** Records the response; refuses (rolling back the work it commits with) when the lease was taken over. */
   async function storeResponse(ex: Trx | typeof db, claim: IdempotencyClaim, status: number, body: unknown) {
-    await responseUpdate(ex, claim, status, body).execute();
+    const { numUpdatedRows } = await responseUpdate(ex, claim, status, body).executeTakeFirst();
+    if (numUpdatedRows === 0n) throw leaseLost();
     claim.recorded = true;
+    claim.lease = null;
   }
 
   app.addHook('preHandler', (request, _reply, done) => {
@@ -156,7 +170,12 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
         const claim = request.idempotency;
         const all = claim && !claim.recorded ? [...writes, responseUpdate(db, claim, claim.successStatus, result)] : writes;
         await (batch ? batcher.write(batch, all, finish) : writeAsOne(db, all, finish));
-        if (claim) claim.recorded = !provisional;
+        if (claim) {
+          // One statement cannot refuse its other writes when the lease was lost (a request that
+          // commits this way takes milliseconds, not the minute of a lease).
+          if (!claim.recorded) claim.lease = null;
+          claim.recorded = !provisional;
+        }
         return result;
       },
     };
@@ -184,14 +203,15 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
   async function claimKey(request: FastifyRequest, reply: FastifyReply, scope: string, key: string) {
     const hash = requestHash(request);
     const nowMs = deps.clock.realNowMs();
+    const lease = new Date(nowMs + LEASE_MS);
     const inserted = await db
       .insertInto('idempotency_keys')
-      .values({ scope, key, request_hash: hash, status_code: null, response: null, locked_until: new Date(nowMs + LEASE_MS) })
+      .values({ scope, key, request_hash: hash, status_code: null, response: null, locked_until: lease })
       .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
       .returning('key')
       .executeTakeFirst();
     const secret = request.routeOptions.config.oneTimeSecret;
-    const claim: IdempotencyClaim = { scope, key, recorded: false, successStatus: successStatusOf(request), kept: secret?.kept ?? ((body) => body) };
+    const claim: IdempotencyClaim = { scope, key, recorded: false, successStatus: successStatusOf(request), kept: secret?.kept ?? ((body) => body), lease };
     if (inserted) {
       request.idempotency = claim;
       return;
@@ -214,7 +234,7 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
     // Still in flight, unless its lease ran out (the process handling it died): then take it over.
     const taken = await db
       .updateTable('idempotency_keys')
-      .set({ locked_until: new Date(nowMs + LEASE_MS) })
+      .set({ locked_until: lease })
       .where('scope', '=', scope)
       .where('key', '=', key)
       .where('status_code', 'is', null)
@@ -240,11 +260,13 @@ export function installIdempotency(app: FastifyInstance, deps: { database: Datab
         await storeResponse(db, claim, reply.statusCode, body);
       } else {
         claim.recorded = true;
+        // Only under this request's own lease: a retry that took the key over keeps it.
         await db
           .deleteFrom('idempotency_keys')
           .where('scope', '=', claim.scope)
           .where('key', '=', claim.key)
           .where('status_code', 'is', null)
+          .$if(claim.lease !== null, (q) => q.where('locked_until', '=', claim.lease!))
           .execute();
       }
     } catch (error) {
