@@ -213,6 +213,9 @@ describe('corridor start', () => {
       const result = await cli(['start'], { ...fresh.env, PORT: String(port) });
       expect(result.code).toBe(1);
       expect(result.err).toContain('EADDRINUSE');
+      // A new database: one line for its schema, not one per migration.
+      expect(result.err.match(/^ {2}\[\d+\.\d s\] creating the database schema…$/gm)).toHaveLength(1);
+      expect(result.err).not.toContain('applying migration');
       expect(result.out).not.toContain('Corridor is listening');
       const clientId = result.out.match(/^ {2}Client id: +(\S+)$/m)?.[1];
       const clientSecret = result.out.match(/^ {2}Client secret: +(\S+)$/m)?.[1];

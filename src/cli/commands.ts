@@ -8,7 +8,7 @@ import { createPlatformWithToken, ensureSandboxPlatform, type SandboxBootstrap }
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createCore, createCorridor, type Corridor, type CorridorCore } from '../corridor.js';
 import { openDatabase } from '../db/database.js';
-import { migrateToLatest } from '../db/migrate.js';
+import { migrateToLatest, type MigrationProgress } from '../db/migrate.js';
 import { API_PREFIX } from '../http/app.js';
 import { PERMISSIONS, type Permission } from '../modules/tokens/schemas.js';
 import { VERIFICATION_STATES, type VerificationState } from '../modules/compliance/schemas.js';
@@ -56,10 +56,20 @@ function progressLines(): (step: string) => void {
   return (step) => io.err(`  [${((Date.now() - started) / 1000).toFixed(1)} s] ${step}…`);
 }
 
-/** Says which migration runs: on a big database one may lock tables for minutes (README "Upgrading"). */
-function migrationProgress(): (name: string) => void {
+/**
+ * Says which migration runs: on a big database one may lock tables for minutes (README "Upgrading").
+ * With `briefWhenFresh`, a database with no schema yet gets one line instead of one per migration.
+ */
+function migrationProgress(briefWhenFresh = false): MigrationProgress {
   const progress = progressLines();
-  return (name) => progress(`applying migration ${name}`);
+  let creating = false;
+  return (name, fresh) => {
+    if (!fresh || !briefWhenFresh) progress(`applying migration ${name}`);
+    else if (!creating) {
+      creating = true;
+      progress('creating the database schema');
+    }
+  };
 }
 
 /** An embedded database in memory is gone when the command exits, and with it whatever the command made. */
@@ -80,7 +90,7 @@ async function withCorridor<T>(config: Config, work: (corridor: CorridorCore) =>
   if (options.existing && embedded && (config.dataDir === 'memory' || !existsSync(join(config.dataDir, 'pglite')))) {
     throw new Error(`no database in ${config.dataDir}: set DATA_DIR to the directory the server uses (or DATABASE_URL)`);
   }
-  const corridor = await createCore({ config: { ...config, logLevel: 'error' }, migrate: !options.existing, onMigration: migrationProgress() });
+  const corridor = await createCore({ config: { ...config, logLevel: 'error' }, migrate: !options.existing, onMigration: migrationProgress(true) });
   try {
     return await work(corridor);
   } finally {
@@ -144,7 +154,7 @@ async function start(config: Config): Promise<void> {
   if (new URL(config.publicUrl).port === '0') {
     throw new ConfigError('PORT', 'may be 0 (any free port) only with PUBLIC_URL set, which links and the UMA domain are made from');
   }
-  const corridor = await createCorridor({ config, onMigration: migrationProgress() });
+  const corridor = await createCorridor({ config, onMigration: migrationProgress(true) });
   let result: SandboxBootstrap;
   try {
     result = await ensureSandboxPlatform(corridor.services, corridor.database, {

@@ -5,13 +5,16 @@ import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } fr
 /** Migrations are plain SQL files; this path resolves the same from src/db and dist/db. */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../src/db/migrations/', import.meta.url));
 
-/** Called as each migration starts, with its name (`corridor migrate` prints it). */
-export type MigrationProgress = (name: string) => void;
+/**
+ * Called as each migration starts, with its name, and whether the database had no Corridor schema
+ * at all before (`corridor migrate` prints every name; `start` only that it creates the schema).
+ */
+export type MigrationProgress = (name: string, fresh: boolean) => void;
 
 class SqlFileMigrationProvider implements MigrationProvider {
   constructor(
     private readonly dir: string,
-    private readonly onStart: MigrationProgress = () => {},
+    private readonly onStart: (name: string) => void,
   ) {}
 
   async getMigrations(): Promise<Record<string, Migration>> {
@@ -40,6 +43,8 @@ async function migrationNames(dir: string): Promise<string[]> {
 export interface SchemaState {
   pending: string[];
   unknown: string[];
+  /** How many migrations the database has applied. */
+  applied: number;
 }
 
 export async function schemaState(db: Kysely<any>): Promise<SchemaState> {
@@ -50,7 +55,7 @@ export async function schemaState(db: Kysely<any>): Promise<SchemaState> {
     : [];
   const appliedSet = new Set(applied);
   const knownSet = new Set(known);
-  return { pending: known.filter((n) => !appliedSet.has(n)), unknown: applied.filter((n) => !knownSet.has(n)).sort() };
+  return { pending: known.filter((n) => !appliedSet.has(n)), unknown: applied.filter((n) => !knownSet.has(n)).sort(), applied: applied.length };
 }
 
 /**
@@ -70,8 +75,11 @@ export interface MigrationReport {
 }
 
 /** Brings the schema up to date; safe to run from several processes at once (Kysely takes a lock). */
-export async function migrateToLatest(db: Kysely<any>, onStart?: MigrationProgress): Promise<MigrationReport> {
-  refuseNewerSchema(await schemaState(db));
+export async function migrateToLatest(db: Kysely<any>, onProgress: MigrationProgress = () => {}): Promise<MigrationReport> {
+  const state = await schemaState(db);
+  refuseNewerSchema(state);
+  const fresh = state.applied === 0;
+  const onStart = (name: string) => onProgress(name, fresh);
   // Unordered: work merged from parallel branches may add a migration that sorts before one a
   // development database already applied; each migration still runs exactly once.
   const migrator = new Migrator({ db, provider: new SqlFileMigrationProvider(MIGRATIONS_DIR, onStart), allowUnorderedMigrations: true });
