@@ -26,8 +26,8 @@
 //
 // Not probed (not authenticated as a platform, so there is no "platform B" to be):
 //   - the agent API, `/agents/me/*` (OpenAPI security AgentAuth: a bearer token scoped to one
-//     agent of one customer), and the device-code routes `/agents/device-codes/{code}/status` and
-//     `/redeem` (no authentication; the code is the capability). Listed in NOT_PLATFORM_AUTH. The
+//     agent of one customer), and `/agents/device-codes/{code}/redeem` (no authentication; the
+//     code is the capability). Listed in NOT_PLATFORM_AUTH. The
 //     embedded-wallet routes (`/auth/credentials`, `/auth/sessions`, `/internal-accounts/{id}/export`)
 //     are platform-authenticated (BasicAuth) and are probed.
 //   - routes outside the API and outside /openapi.json: /healthz, /metrics, /docs, /openapi.json

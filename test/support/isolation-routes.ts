@@ -27,6 +27,8 @@ export function pathIds(a: WorldA): Record<string, string[]> {
     beneficialOwnerId: [a.owner],
     agentId: [a.agent],
     actionId: [a.action],
+    // /agents/device-codes/{code}/status (the redeem route takes no platform credentials).
+    code: [a.agentCode],
     externalAccountId: [a.ext, a.platformExt],
     documentId: [a.document],
     jobId: [a.bulkJob],
@@ -128,7 +130,6 @@ export const OTHER_REFUSALS: Record<string, { status: number; why: string }> = {
 
 /** Non-platform-authenticated operations (see the header); any other such operation fails the test. */
 export const NOT_PLATFORM_AUTH = new Set([
-  'GET /agents/device-codes/{code}/status',
   'POST /agents/device-codes/{code}/redeem',
   'GET /agents/me',
   'GET /agents/me/transactions',

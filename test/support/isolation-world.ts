@@ -53,6 +53,8 @@ export interface WorldA {
   document: string;
   owner: string;
   agent: string;
+  /** The agent's device code (redeemed). */
+  agentCode: string;
   action: string;
   bulkJob: string;
 }
@@ -254,6 +256,7 @@ export async function buildA(t: TestApp, receiver: WebhookReceiver, domain: stri
     document: document.id,
     owner: owner.id,
     agent: agent.id,
+    agentCode: agent.code,
     action: action.id,
     bulkJob: bulk.jobId,
   };

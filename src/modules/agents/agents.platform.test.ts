@@ -263,13 +263,16 @@ describe('PATCH /agents/{agentId}/policy', () => {
 describe('device codes', () => {
   it('status, then redeem once: the token works, a second redeem is refused', async () => {
     const { agent, deviceCode } = await createAgent();
-    const status = await t.anonymous.get(`/agents/device-codes/${deviceCode.code}/status`);
+    const status = await p.api.get(`/agents/device-codes/${deviceCode.code}/status`);
     expect(status.body).toEqual({ code: deviceCode.code, redeemed: false, expiresAt: deviceCode.expiresAt });
+    // The platform polls it with its credentials; to another platform the code is unknown.
+    expectError(await t.anonymous.get(`/agents/device-codes/${deviceCode.code}/status`), 401, 'UNAUTHORIZED');
+    expectError(await other.api.get(`/agents/device-codes/${deviceCode.code}/status`), 404, 'NOT_FOUND');
 
     const redeemed = await t.anonymous.post(`/agents/device-codes/${deviceCode.code.toLowerCase()}/redeem`);
     expect(redeemed.status).toBe(200);
     expect(redeemed.body).toEqual({ agentId: agent.id, agentName: 'Payroll bot', accessToken: expect.stringMatching(/^agt_[0-9a-f]{16}_[0-9a-f]{48}$/), policy: agent.policy });
-    expect((await t.anonymous.get(`/agents/device-codes/${deviceCode.code}/status`)).body.redeemed).toBe(true);
+    expect((await p.api.get(`/agents/device-codes/${deviceCode.code}/status`)).body.redeemed).toBe(true);
     expect((await p.api.get(`/agents/${agent.id}`)).body.isConnected).toBe(true);
 
     const me = await apiClient(t.corridor, { bearer: redeemed.body.accessToken }).get('/agents/me');
@@ -282,13 +285,13 @@ describe('device codes', () => {
 
   it('an unknown code is 404, an expired one 400 DEVICE_CODE_EXPIRED', async () => {
     expectError(await t.anonymous.post('/agents/device-codes/AGT-0000-0000-0000-0000/redeem'), 404, 'NOT_FOUND');
-    expectError(await t.anonymous.get('/agents/device-codes/AGT-0000-0000-0000-0000/status'), 404, 'NOT_FOUND');
+    expectError(await p.api.get('/agents/device-codes/AGT-0000-0000-0000-0000/status'), 404, 'NOT_FOUND');
     const platform = await t.createPlatform();
     const customer = await newCustomer(platform);
     const created = await platform.api.post('/agents', { name: 'late', customerId: customer.id, policy: agentPolicy() });
     await advance(platform, 24 * 3600 + 1);
     expectError(await t.anonymous.post(`/agents/device-codes/${created.body.deviceCode.code}/redeem`), 400, 'DEVICE_CODE_EXPIRED');
-    expect((await t.anonymous.get(`/agents/device-codes/${created.body.deviceCode.code}/status`)).body.redeemed).toBe(false);
+    expect((await platform.api.get(`/agents/device-codes/${created.body.deviceCode.code}/status`)).body.redeemed).toBe(false);
   });
 
   it('regenerating replaces the unredeemed code; once connected it is 409', async () => {

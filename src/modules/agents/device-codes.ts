@@ -73,9 +73,11 @@ export function createDeviceCodes(deps: DeviceCodeDeps) {
     return row;
   }
 
-  async function status(code: string, ip: string) {
+  /** A code of the calling platform's agents; another platform's is as unknown as a wrong guess. */
+  async function status(platform: PlatformRef, code: string, ip: string) {
     return guarded(ip, async () => {
       const row = await find(code);
+      if (row.platform_id !== platform.id) throw new ServiceError('NOT_FOUND', 'device code not found');
       return { code, redeemed: row.redeemed_at !== null, expiresAt: row.expires_at.toISOString() };
     });
   }

@@ -181,15 +181,13 @@ export function agentPlatformRoutes(app: Api, { agents }: Services): void {
     {
       schema: {
         summary: 'Get a device code\'s status',
-        description: 'Whether the code has been redeemed. No authentication: the code itself is the secret. Failed lookups count toward the per-address limit (429).',
+        description: 'Whether the code has been redeemed: poll it to see the agent connect. 404 for a code of another platform, like an unknown one; failed lookups count toward the per-address limit (429).',
         tags: TAGS,
-        security: [],
         params: CodeParam,
         response: { 200: DeviceCodeStatus, ...errors(404, 429) },
       },
-      config: { auth: 'none' },
     },
-    async (request) => agents.deviceCodeStatus(request.params.code, request.ip),
+    async (request) => agents.deviceCodeStatus(request.ctx.platform, request.params.code, request.ip),
   );
 
   app.post(
