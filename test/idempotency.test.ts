@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth, startTestApp, type TestApp, type TestPlatform } from './support/app.js';
 import { sha256Hex } from '../src/core/secrets.js';
+import { leaseTakenOver } from './support/faults.js';
 import { fund, newCustomer, usdAccount } from './support/quotes.js';
 
 let t: TestApp;
@@ -74,21 +75,13 @@ describe('Idempotency-Key', () => {
 
   it('a request that outlived its lease, its key taken over by a retry, commits nothing', async () => {
     const { db } = t.corridor.database;
-    // Stands for a retry that took the key over while the first request ran: the lease the key
-    // holds is not the one the first request was given.
-    await sql
-      .raw(
-        `create function test_take_over() returns trigger language plpgsql as $$ begin
-           if new.key = 'k-taken-over' then new.locked_until := new.locked_until + interval '1 second'; end if; return new; end $$;
-         create trigger test_take_over before insert on idempotency_keys for each row execute function test_take_over()`,
-      )
-      .execute(db);
+    const restore = await leaseTakenOver(db, 'k-taken-over');
     try {
       const res = await p.api.post('/tokens', { name: 'taken-over', permissions: ['VIEW'] }, { 'idempotency-key': 'k-taken-over' });
       expect(res.status).toBe(409);
       expect(res.body.code).toBe('IDEMPOTENCY_KEY_IN_USE');
     } finally {
-      await sql.raw('drop trigger test_take_over on idempotency_keys; drop function test_take_over()').execute(db);
+      await restore();
     }
     const tokens = await db.selectFrom('api_tokens').select('id').where('name', '=', 'taken-over').where('platform_id', '=', p.platform.id).execute();
     expect(tokens).toEqual([]);

@@ -24,6 +24,25 @@ export async function failOnce(db: Kysely<any>, table: string, event: 'insert' |
 }
 
 /**
+ * Stands for a retry that took an Idempotency-Key over while the first request ran: the key's row
+ * is written with another lease than the one the request was given. Returns the function that
+ * removes the fault.
+ */
+export async function leaseTakenOver(db: Kysely<any>, key: string): Promise<() => Promise<void>> {
+  const fault = `test_take_over_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
+  await sql
+    .raw(
+      `create function ${fault}() returns trigger language plpgsql as $$ begin
+         if new.key = '${key}' then new.locked_until := new.locked_until + interval '1 second'; end if; return new; end $$;
+       create trigger ${fault} before insert on idempotency_keys for each row execute function ${fault}()`,
+    )
+    .execute(db);
+  return async () => {
+    await sql.raw(`drop trigger ${fault} on idempotency_keys; drop function ${fault}()`).execute(db);
+  };
+}
+
+/**
  * The database as a process sees it while the server is down: every statement through `db` fails
  * to connect (ECONNREFUSED) until `state.down` is set false. `state.statements` counts those tried.
  */

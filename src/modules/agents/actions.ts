@@ -270,6 +270,9 @@ export function createActions(deps: ActionDeps) {
    */
   async function approve(ctx: Ctx, agentId: string, actionId: string): Promise<AgentActionView> {
     const row = await requireAction(ctx, agentId, actionId);
+    // Approving after the quote expired fails the action (the reference's approve): the expiry
+    // may simply have got there first.
+    if (row.status === 'FAILED' && row.failure_reason === 'QUOTE_EXPIRED') return view(ctx, row);
     if (row.status !== 'PENDING_APPROVAL') throw new NotPending();
     const quote = row.quote_id ? await deps.quotes.getQuote(ctx, row.quote_id) : undefined;
     const execution = executionOf(row);
@@ -295,10 +298,19 @@ export function createActions(deps: ActionDeps) {
     try {
       await execution.perform(approving);
     } catch (error) {
-      if (error instanceof NotPending || !(error instanceof ServiceError)) throw error;
+      if (error instanceof NotPending || !isOutcome(error)) throw error;
       return fail(ctx, row, error.code, quote);
     }
     return view(ctx, await requireAction(ctx, agentId, actionId));
+  }
+
+  /**
+   * A refusal that decides the action (the quote expired, the funds fall short, the payee is
+   * gone); not a failure of this attempt (the database, a lost Idempotency-Key lease), after which
+   * the action stays pending for another approve.
+   */
+  function isOutcome(error: unknown): error is ServiceError {
+    return error instanceof ServiceError && error.status < 500 && error.code !== 'IDEMPOTENCY_KEY_IN_USE';
   }
 
   async function fail(ctx: Ctx, row: ActionRow, reason: string, quote: QuoteView | undefined): Promise<AgentActionView> {

@@ -4,6 +4,7 @@ import { apiClient, startTestApp, type TestApp, type TestPlatform } from '../../
 import { agentPolicy, connectedAgent, type TestAgent } from '../../../test/support/agents.js';
 import { advance, balances, expectError, expectLedgerClean, fund, newCustomer, usdAccount, type TestCustomer } from '../../../test/support/quotes.js';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../../../test/support/webhook-receiver.js';
+import { leaseTakenOver } from '../../../test/support/faults.js';
 
 let t: TestApp;
 let p: TestPlatform;
@@ -185,7 +186,24 @@ describe('a quote execution that needs approval', () => {
     expect(failed.body).toMatchObject({ id: submitted.body.id, status: 'FAILED', failureReason: 'QUOTE_EXPIRED', quote: { id: quote.id, status: 'EXPIRED' } });
     expect(failed.body.transaction).toBeUndefined();
     expect((await usage()).dailySpend).toBe(usageBefore.dailySpend);
-    expect((await approve(submitted.body.id)).status).toBe(409);
+    // Approving it now answers the action as the expiry left it (the reference's approve).
+    const late = await approve(submitted.body.id);
+    expect(late.status).toBe(200);
+    expect(late.body).toMatchObject({ id: submitted.body.id, status: 'FAILED', failureReason: 'QUOTE_EXPIRED' });
+  });
+
+  it('an approve whose Idempotency-Key a retry took over leaves the action pending', async () => {
+    const quote = await agentQuote(1_000);
+    const submitted = await agent.api.post(`/agents/me/quotes/${quote.id}/execute`);
+    expect(submitted.body.status).toBe('PENDING_APPROVAL');
+    const restore = await leaseTakenOver(t.corridor.database.db, 'k-approve-lost');
+    try {
+      expectError(await p.api.post(`/agents/${agent.id}/actions/${submitted.body.id}/approve`, undefined, { 'idempotency-key': 'k-approve-lost' }), 409, 'IDEMPOTENCY_KEY_IN_USE');
+    } finally {
+      await restore();
+    }
+    expect((await agent.api.get(`/agents/me/actions/${submitted.body.id}`)).body.status).toBe('PENDING_APPROVAL');
+    expect((await approve(submitted.body.id)).body).toMatchObject({ status: 'APPROVED', quote: { id: quote.id, status: 'COMPLETED' } });
   });
 
   it('immediatelyExecute under approval: the quote stays PENDING with an action waiting', async () => {

@@ -115,6 +115,17 @@ describe('agent payments that fail in the request itself', () => {
   });
 });
 
+describe('agent transfers on a platform without a payment rail', () => {
+  it('are refused when submitted (501), not left waiting for an approval they could never pass', async () => {
+    const live = await t.createPlatform({ mode: 'PRODUCTION' });
+    const owner = await newCustomer(live, 'Lena Live');
+    const agent = await connectedAgent(t, live, owner.id, agentPolicy({ defaultExecutionMode: 'APPROVAL_REQUIRED' }), 'Live agent');
+    const transfer = { source: { accountId: owner.accounts.USD }, destination: { accountId: await usdAccount(live, owner.id) }, amount: 100 };
+    expectError(await agent.api.post('/agents/me/transfer-out', transfer), 501, 'NOT_IMPLEMENTED');
+    expect((await agent.api.get('/agents/me/actions')).body.data).toEqual([]);
+  });
+});
+
 describe('every agent endpoint checks its permission', () => {
   it.each(ENDPOINTS)('%s needs %j', async (_name, needed, prepare) => {
     /** An agent whose permissions are set after it made its own quote (quote routes take only the agent's quotes). */

@@ -41,7 +41,7 @@ export interface OperationDeps {
   accounts: Pick<AccountService, 'getAccount' | 'listCustomerAccounts'>;
   externalAccounts: Pick<ExternalAccountService, 'findExternalAccount' | 'createForCustomer' | 'list' | 'get' | 'remove'>;
   quotes: Pick<QuoteService, 'createQuote' | 'executeQuote' | 'getQuote'>;
-  transfers: Pick<TransferService, 'transferIn' | 'transferOut'>;
+  transfers: Pick<TransferService, 'transferIn' | 'transferOut' | 'requireRail'>;
   transactions: Pick<TransactionService, 'get' | 'list'>;
   actions: Actions;
   requireAgent(ex: Executor, platformId: string, id: string): Promise<AgentRow>;
@@ -160,6 +160,7 @@ export function createAgentOperations(deps: OperationDeps) {
       const message = `transfers are same-currency only: the internal account holds ${internal.currency}, the external account ${external.currency}`;
       throw new ServiceError('INVALID_CURRENCY', message, { details: { errors: [{ field: externalField, constraint: 'currency', message }] } });
     }
+    deps.transfers.requireRail(ctx.platform);
     const submission: Submission = {
       type: out ? 'TRANSFER_OUT' : 'TRANSFER_IN',
       transferDetails: { amount: input.amount, currency: internal.currency, sourceAccountId: input.source.accountId, destinationAccountId: input.destination.accountId },

@@ -148,7 +148,7 @@ export function agentPlatformRoutes(app: Api, { agents }: Services): void {
     {
       schema: {
         summary: 'Approve an agent action',
-        description: 'Executes a PENDING_APPROVAL action: APPROVED with its transaction, or FAILED with `failureReason` when it cannot execute (for example QUOTE_EXPIRED, INSUFFICIENT_FUNDS). 409 AGENT_ACTION_NOT_PENDING otherwise.',
+        description: 'Executes a PENDING_APPROVAL action: APPROVED with its transaction, or FAILED with `failureReason` when it cannot execute (for example QUOTE_EXPIRED, INSUFFICIENT_FUNDS; an action its quote\'s expiry already failed is answered as it is). 409 AGENT_ACTION_NOT_PENDING otherwise.',
         tags: TAGS,
         params: ActionParams,
         response: { 200: AgentAction, ...errors(404, 409) },

@@ -45,7 +45,7 @@ export interface AgentServiceDeps {
   externalAccounts: Pick<ExternalAccountService, 'findExternalAccount' | 'createForCustomer' | 'list' | 'get' | 'remove'>;
   rates: Pick<RateService, 'getRates'>;
   quotes: Pick<QuoteService, 'createQuote' | 'executeQuote' | 'getQuote'>;
-  transfers: Pick<TransferService, 'transferIn' | 'transferOut'>;
+  transfers: Pick<TransferService, 'transferIn' | 'transferOut' | 'requireRail'>;
   transactions: Pick<TransactionService, 'find' | 'present' | 'get' | 'list'>;
 }
 

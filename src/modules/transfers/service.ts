@@ -173,6 +173,8 @@ export function createTransferService(deps: TransferServiceDeps) {
     transferOut: (ctx: ServiceContext<Platform>, input: TransferInput) => transfer(ctx, 'OUTGOING', input),
     /** POST /transfer-in: pulls from an external account into an internal account of the same owner and currency. */
     transferIn: (ctx: ServiceContext<Platform>, input: TransferInput) => transfer(ctx, 'INCOMING', input),
+    /** 501 unless the platform has a payment rail (agents check it before an action waits for approval). */
+    requireRail,
     /** Registers the transfer jobs with the runner (once, from the composition root). */
     registerJobs: () => driver.register(),
   };
