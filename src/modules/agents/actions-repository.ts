@@ -82,6 +82,8 @@ export async function listPending(ex: Executor, platformId: string, q: ApprovalL
 
 export interface ActionMove {
   transaction_id?: string;
+  spend_day?: string;
+  spend_month?: string;
   rejection_reason?: string | null;
   failure_reason?: string | null;
 }

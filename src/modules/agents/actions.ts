@@ -26,7 +26,7 @@ import type { TransactionRecord, TransactionService } from '../transactions/serv
 import type { TransferService } from '../transfers/service.js';
 import * as actionsRepo from './actions-repository.js';
 import type { ActionRow } from './actions-repository.js';
-import { converter, evaluate, executionMode, refusalError, type Converter, type ExecutionMode, type SpendRequest } from './policy.js';
+import { checkPeriods, converter, evaluate, executionMode, refusalError, type Converter, type ExecutionMode, type SpendRequest } from './policy.js';
 import { findAgent } from './repository.js';
 import type { ActionType, AgentActionView, TransferDetailsView } from './schemas.js';
 import { periodOf, usageByAgent, usageIn, type Period } from './usage.js';
@@ -264,6 +264,28 @@ export function createActions(deps: ActionDeps) {
   }
 
   /**
+   * An action approved on a later day than it was submitted on moves its spend to the day (and
+   * month) of the approval, within that period's limits: the agent's row is locked and usage
+   * summed as at submission. Otherwise an action held into a new month, approved beside the
+   * new month's own, would pass the monthly limit. Throws the refusal, which fails the action.
+   */
+  async function recount(trx: Trx, platform: Platform, row: ActionRow): Promise<Pick<actionsRepo.ActionMove, 'spend_day' | 'spend_month'>> {
+    const period = periodOf(clock.now(platform));
+    if (row.spend_day === period.day) return {};
+    const agent = await findAgent(trx, platform.id, row.agent_id, true);
+    if (!agent) throw new ServiceError('UNAUTHORIZED', 'this agent no longer exists');
+    const convert = await currentConverter();
+    const { currency } = agent.policy.spendingLimits;
+    const usage = usageIn((await usageByAgent(trx, [row.agent_id], period)).get(row.agent_id) ?? [], currency, convert);
+    const spend = convert(row.spend_amount, row.spend_currency, currency);
+    // Submitted earlier this month, it already counts in the month.
+    if (row.spend_month === period.month) usage.monthlySpend -= spend;
+    const refusal = checkPeriods(agent.policy.spendingLimits, usage, spend);
+    if (refusal?.outcome === 'REFUSED') throw refusalError(refusal.refusal);
+    return { spend_day: period.day, spend_month: period.month };
+  }
+
+  /**
    * POST /agents/{agentId}/actions/{actionId}/approve: executes the action. The approval and the
    * execution's first step commit together; if execution is refused (expired quote, insufficient
    * funds, …) the action becomes FAILED instead and its spend stops counting.
@@ -282,11 +304,13 @@ export function createActions(deps: ActionDeps) {
       tx: async <T>(work: (trx: Trx) => Promise<T>, options?: CommitOptions): Promise<T> => {
         let result!: T;
         await ctx.tx(async (trx) => {
-          // The money first, the action last, as under AUTO (see the lock order above); one
-          // update, since a second one of the row would re-check its foreign key on the agent.
+          // The agent (when the period changed), the money, the action last, as under AUTO (see
+          // the lock order above); one update, since a second one of the row would re-check its
+          // foreign key on the agent.
+          const recounted = await recount(trx, ctx.platform, row);
           result = await work(trx);
           const transactionId = execution.transactionIdOf(result as unknown as QuoteView | TransactionView);
-          const patch = { transaction_id: transactionId };
+          const patch = { transaction_id: transactionId, ...recounted };
           const approved = await actionsRepo.moveAction(trx, ctx.platform.id, row.id, 'PENDING_APPROVAL', 'APPROVED', patch, clock.now(ctx.platform));
           if (!approved) throw new NotPending();
           const transaction = await transactionView(trx, ctx.platform, transactionId);

@@ -233,6 +233,38 @@ describe('usage resets on UTC day and month boundaries of the platform clock', (
     expect(after).toMatchObject({ monthlySpend: 2_000, dailySpend: 2_000, dailyTransactionCount: 1 });
     expect(after.monthlyResetMonth).toBe(new Date(Date.UTC(nextMonth.getUTCFullYear(), nextMonth.getUTCMonth() + 1, 1)).toISOString().slice(0, 7));
   });
+
+  const approve = (platform: TestPlatform, s: Setup, actionId: string) => platform.api.post(`/agents/${s.agent.id}/actions/${actionId}/approve`);
+
+  it('an action held into a new month counts in the month it is approved in, within its limit', async () => {
+    const platform = await t.createPlatform();
+    const s = await setup(agentPolicy({ defaultExecutionMode: 'APPROVAL_REQUIRED' }, { dailyLimit: null, monthlyLimit: 1_000 }), platform);
+    const noon = await midMonth(platform);
+    const held = await send(s, 1_000);
+    expectOutcome(held, 'PENDING_APPROVAL');
+    await advanceTo(platform, new Date(Date.UTC(noon.getUTCFullYear(), noon.getUTCMonth() + 1, 2, 12)));
+    const fresh = await send(s, 1_000);
+    expectOutcome(fresh, 'PENDING_APPROVAL');
+
+    const late = await approve(platform, s, held.body.id);
+    expect(late.status, JSON.stringify(late.body)).toBe(200);
+    expect(late.body).toMatchObject({ status: 'FAILED', failureReason: 'SPENDING_LIMIT_EXCEEDED' });
+    expect((await approve(platform, s, fresh.body.id)).body.status).toBe('APPROVED');
+    expect(await usage(s)).toMatchObject({ monthlySpend: 1_000, dailySpend: 1_000, dailyTransactionCount: 1 });
+    expect((await balances(t, s.customer.accounts.USD)).available).toBe(10_000_000 - 1_000);
+  });
+
+  it('an action held into the next day of the same month counts once in the month', async () => {
+    const platform = await t.createPlatform();
+    const s = await setup(agentPolicy({ defaultExecutionMode: 'APPROVAL_REQUIRED' }, { dailyLimit: 1_000, monthlyLimit: 1_500 }), platform);
+    const noon = await midMonth(platform);
+    const held = await send(s, 1_000);
+    expectOutcome(held, 'PENDING_APPROVAL');
+    await advanceTo(platform, new Date(noon.getTime() + 86_400_000));
+    const approved = await approve(platform, s, held.body.id);
+    expect(approved.body.status, JSON.stringify(approved.body)).toBe('APPROVED');
+    expect(await usage(s)).toMatchObject({ monthlySpend: 1_000, dailySpend: 1_000, dailyTransactionCount: 1 });
+  });
 });
 
 describe('failed payments give their spend back', () => {

@@ -174,7 +174,7 @@ function checkPerTransaction(policy: AgentPolicy, request: SpendRequest, spend: 
 }
 
 /** Daily count, daily amount and monthly amount, after this action. */
-function checkPeriods(limits: SpendingLimits, usage: Usage, spend: number): Decision | undefined {
+export function checkPeriods(limits: SpendingLimits, usage: Usage, spend: number): Decision | undefined {
   const { currency } = limits;
   if (limits.dailyTransactionLimit !== undefined && usage.dailyTransactionCount + 1 > limits.dailyTransactionLimit) {
     return limitExceeded('dailyTransactionLimit', `the agent already made its ${limits.dailyTransactionLimit} transactions for today`, {
