@@ -14,7 +14,7 @@ export type Principal =
   | { kind: 'agent'; agentId: string; customerId: string };
 
 export interface AgentAuthenticator {
-  authenticate(accessToken: string): Promise<{ platformId: string; agentId: string; customerId: string } | undefined>;
+  authenticate(accessToken: string): Promise<{ platformId: string; agentId: string; customerId: string; paused: boolean } | undefined>;
 }
 
 export type RouteAuth = 'basic' | 'agent' | 'none';
@@ -106,6 +106,10 @@ export function installAuth(
     const authenticator = deps.agents?.();
     const agent = authenticator ? await authenticator.authenticate(token) : undefined;
     if (!agent) throw new ServiceError('UNAUTHORIZED', 'invalid or revoked agent access token');
+    // A paused agent initiates nothing (SPEC 3.3) but may still follow what it started.
+    if (agent.paused && request.method !== 'GET' && request.method !== 'HEAD') {
+      throw new ServiceError('AGENT_PAUSED', 'this agent is paused; the platform can resume it with PATCH /agents/{agentId}');
+    }
     const platform = await deps.platforms.get(agent.platformId);
     if (!platform) throw new ServiceError('UNAUTHORIZED', 'invalid or revoked agent access token');
     request.platform = platform;

@@ -70,8 +70,7 @@ export function createAgentAuthenticator(deps: { database: Database; clock: Cloc
       if (!match) return undefined;
       const row = await load(match[1]);
       if (!row?.token_hash || !row.token_salt || !safeEqual(hashSecret(match[2], row.token_salt), row.token_hash)) return undefined;
-      if (row.is_paused) throw new ServiceError('AGENT_PAUSED', 'this agent is paused; the platform can resume it with PATCH /agents/{agentId}');
-      return { platformId: row.platform_id, agentId: row.id, customerId: row.customer_id };
+      return { platformId: row.platform_id, agentId: row.id, customerId: row.customer_id, paused: row.is_paused };
     },
   };
 

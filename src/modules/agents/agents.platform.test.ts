@@ -175,12 +175,15 @@ describe('PATCH /agents/{agentId}', () => {
     expectError(await p.api.patch(`/agents/${agent.id}`, { isPaused: 'yes' }), 400, 'INVALID_INPUT');
   });
 
-  it('pause refuses every agent request with 403 AGENT_PAUSED at once; unpause restores it', async () => {
+  it('pause refuses every request that would initiate something with 403 AGENT_PAUSED at once; reads go on; unpause restores it', async () => {
     const agent = await connectedAgent(t, p, alice.id);
     expect((await agent.api.get('/agents/me')).status).toBe(200);
     expect((await p.api.patch(`/agents/${agent.id}`, { isPaused: true })).body.isPaused).toBe(true);
-    expectError(await agent.api.get('/agents/me'), 403, 'AGENT_PAUSED');
-    expectError(await agent.api.get('/agents/me/transactions'), 403, 'AGENT_PAUSED');
+    expect((await agent.api.get('/agents/me')).body).toMatchObject({ id: agent.id, isPaused: true });
+    expect((await agent.api.get('/agents/me/actions')).status).toBe(200);
+    const quote = { source: { sourceType: 'ACCOUNT', accountId: alice.accounts.USD }, destination: { destinationType: 'ACCOUNT', accountId: alice.accounts.EUR }, lockedCurrencySide: 'SENDING', lockedCurrencyAmount: 100 };
+    expectError(await agent.api.post('/agents/me/quotes', quote), 403, 'AGENT_PAUSED');
+    expectError(await agent.api.post('/agents/me/transfer-out', { source: { accountId: alice.accounts.USD }, destination: { accountId: alice.accounts.EUR }, amount: 1 }), 403, 'AGENT_PAUSED');
     expect((await p.api.patch(`/agents/${agent.id}`, { isPaused: false })).body.isPaused).toBe(false);
     expect((await agent.api.get('/agents/me')).body).toMatchObject({ id: agent.id, isPaused: false, isConnected: true });
   });

@@ -59,6 +59,7 @@ it('the walk-through in docs/agents.md works as written', async () => {
     expect.stringMatching(/^APPROVED Transaction:\S+$/),
     'true',
     'AGENT_PAUSED',
+    'true',
     'false',
     '{"currency":"USD","perTransactionLimit":5000,"dailyLimit":20000,"monthlyLimit":null,"dailyTransactionLimit":10}',
     '204',

@@ -80,7 +80,7 @@ export function agentPlatformRoutes(app: Api, { agents }: Services): void {
     {
       schema: {
         summary: 'Rename, pause or resume an agent',
-        description: 'A paused agent is refused (403 AGENT_PAUSED) on every request until it is resumed.',
+        description: 'A paused agent is refused (403 AGENT_PAUSED) on every request but reads until it is resumed.',
         tags: TAGS,
         params: AgentId,
         body: AgentUpdateRequest,
