@@ -52,14 +52,14 @@ export async function findAction(ex: Executor, platformId: string, id: string, a
   return query.executeTakeFirst();
 }
 
-/** The action waiting for approval to execute this quote, if any. */
-export async function findPendingForQuote(ex: Executor, platformId: string, quoteId: string): Promise<ActionRow | undefined> {
+/** An action of this status to execute this quote, if any. */
+export async function findQuoteAction(ex: Executor, platformId: string, quoteId: string, status: ActionStatus): Promise<ActionRow | undefined> {
   return ex
     .selectFrom('agent_actions')
     .selectAll()
     .where('quote_id', '=', quoteId)
     .where(ofPlatform(platformId))
-    .where('status', '=', 'PENDING_APPROVAL')
+    .where('status', '=', status)
     .executeTakeFirst();
 }
 

@@ -119,6 +119,15 @@ describe('a transfer that needs approval', () => {
     expectError(await approve(action.id), 409, 'AGENT_ACTION_NOT_PENDING');
   });
 
+  it('a rejected quote execution stands: the agent asking again for that quote is 409', async () => {
+    const quote = await agentQuote(1_000);
+    const submitted = await agent.api.post(`/agents/me/quotes/${quote.id}/execute`);
+    expect(submitted.body.status).toBe('PENDING_APPROVAL');
+    expect((await reject(submitted.body.id)).body.status).toBe('REJECTED');
+    expectError(await agent.api.post(`/agents/me/quotes/${quote.id}/execute`), 409, 'CONFLICT');
+    expect((await agent.api.get('/agents/me/actions', { status: 'PENDING_APPROVAL', limit: 100 })).body.data.filter((a: any) => a.quote?.id === quote.id)).toEqual([]);
+  });
+
   it('rejected without a reason', async () => {
     const action = await pendingTransfer(100);
     const rejected = await p.api.request({ method: 'POST', path: `/agents/${agent.id}/actions/${action.id}/reject` });

@@ -143,6 +143,10 @@ export function createAgentOperations(deps: OperationDeps) {
       throw new ServiceError('QUOTE_EXPIRED', `this quote expired at ${quote.expiresAt}; create a new one`, { details: { expiresAt: quote.expiresAt } });
     }
     if (quote.status !== 'PENDING') throw new ServiceError('QUOTE_ALREADY_EXECUTED', `this quote was already executed (status ${quote.status})`);
+    // A rejection stands: asking again for the same quote would only ask the platform again.
+    if (await actionsRepo.findQuoteAction(db, ctx.platform.id, quote.id, 'REJECTED')) {
+      throw new ServiceError('CONFLICT', 'the platform rejected executing this quote; create a new one to ask again');
+    }
     return actionView(ctx, caller, await submitQuote(ctx, caller, quote, headers));
   }
 

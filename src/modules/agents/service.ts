@@ -235,7 +235,7 @@ export function createAgentService(deps: AgentServiceDeps) {
    */
   async function refuseHeldQuote(ctx: ServiceContext, quote: { id: string; agentId: string | null }): Promise<void> {
     if (!quote.agentId || ctx.agentId) return; // an agent's own call, or the approval itself
-    const pending = await actionsRepo.findPendingForQuote(database.db, ctx.platform.id, quote.id);
+    const pending = await actionsRepo.findQuoteAction(database.db, ctx.platform.id, quote.id, 'PENDING_APPROVAL');
     if (!pending) return;
     throw new ServiceError(
       'QUOTE_PENDING_APPROVAL',
