@@ -128,13 +128,20 @@ export async function findVerification(ex: Executor, platformId: string | null, 
   return query.executeTakeFirst();
 }
 
+/**
+ * The customer's verification under review. A deleted customer's never is: nobody decides it any
+ * more (`resolve` refuses it), so it must not hold the documents, which are to be deletable.
+ */
 export async function openVerificationOf(ex: Executor, platformId: string, customerId: string): Promise<VerificationRow | undefined> {
   return ex
     .selectFrom('verifications')
-    .selectAll()
-    .where('platform_id', '=', platformId)
-    .where('customer_id', '=', customerId)
-    .where('status', '=', 'PENDING_MANUAL_REVIEW')
+    .selectAll('verifications')
+    .where('verifications.platform_id', '=', platformId)
+    .where('verifications.customer_id', '=', customerId)
+    .where('verifications.status', '=', 'PENDING_MANUAL_REVIEW')
+    .where(({ exists, selectFrom }) =>
+      exists(selectFrom('customers').select('customers.id').whereRef('customers.id', '=', 'verifications.customer_id').where('customers.is_deleted', '=', false)),
+    )
     .executeTakeFirst();
 }
 

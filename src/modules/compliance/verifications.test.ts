@@ -265,13 +265,15 @@ describe('production platforms: the operator decides', () => {
   it('a customer deleted while under review leaves nothing for the operator to decide', async () => {
     const prod = await t.createPlatform({ mode: 'PRODUCTION', regulated: false });
     const customer = await completeIndividual(prod, 'Gone Soon');
-    await uploadDocument(prod, customer.id);
+    const doc = await uploadDocument(prod, customer.id);
     const v = await verify(prod, customer.id);
     expect(v.verificationStatus).toBe('PENDING_MANUAL_REVIEW');
     expect((await prod.api.delete(`/customers/${customer.id}`)).status).toBe(200);
     expect(await t.corridor.services.compliance.verifications.listAll(prod.platform.id, 'PENDING_MANUAL_REVIEW')).toEqual([]);
     await expect(t.corridor.services.compliance.verifications.resolve(v.id, 'APPROVED')).rejects.toMatchObject({ code: 'CONFLICT' });
     expect(await eventsAbout(prod.platform.id, [v.id, customer.id])).toEqual(['VERIFICATION.PENDING_MANUAL_REVIEW', 'CUSTOMER.KYC_PENDING']);
+    // Its documents are no longer held by the review: the platform can delete them.
+    expect((await prod.api.delete(`/documents/${doc.id}`)).status).toBe(204);
   });
 
   it('a rejection carries the operator\'s reason', async () => {
