@@ -61,9 +61,7 @@ export function createOwners(deps: ComplianceServiceDeps) {
   async function create(ctx: ServiceContext<Platform>, input: BeneficialOwnerCreate): Promise<BeneficialOwnerView> {
     const { platform } = ctx;
     const now = clock.now(platform);
-    await requireBusiness(db, platform.id, input.customerId);
     checkPersonalInfo(input.personalInfo, now);
-    await checkOwnershipTotal(db, platform.id, input.customerId, input.ownershipPercentage);
     const row: OwnerRow = {
       id: newId('BeneficialOwner'),
       platform_id: platform.id,
@@ -76,6 +74,9 @@ export function createOwners(deps: ComplianceServiceDeps) {
       updated_at: now,
     };
     return ctx.tx(async (trx) => {
+      await repo.lockBusiness(trx, platform.id, input.customerId);
+      await requireBusiness(trx, platform.id, input.customerId);
+      await checkOwnershipTotal(trx, platform.id, input.customerId, input.ownershipPercentage);
       await repo.insertOwner(trx, row);
       return present(row);
     });
@@ -104,6 +105,9 @@ export function createOwners(deps: ComplianceServiceDeps) {
     const { platform } = ctx;
     const now = clock.now(platform);
     return ctx.tx(async (trx) => {
+      const unlocked = await repo.findOwner(trx, platform.id, id);
+      if (!unlocked) throw ownerNotFound();
+      await repo.lockBusiness(trx, platform.id, unlocked.customer_id);
       const current = await findActiveOwner(trx, platform.id, id, true);
       if (!current) throw ownerNotFound();
       const personalInfo = patch.personalInfo && { ...current.personal_info, ...patch.personalInfo };

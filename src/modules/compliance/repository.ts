@@ -67,6 +67,14 @@ export async function insertOwner(trx: Trx, row: OwnerRow): Promise<void> {
   await trx.insertInto('beneficial_owners').values({ ...row, personal_info: toJson(row.personal_info) }).execute();
 }
 
+/**
+ * Locks a business's row for a change to its owners, so that changes check the ownership total one
+ * after another. The business first, then an owner: the order a deletion of the business takes.
+ */
+export async function lockBusiness(trx: Trx, platformId: string, customerId: string): Promise<void> {
+  await trx.selectFrom('customers').select('id').where('id', '=', customerId).where(ofPlatform(platformId)).forNoKeyUpdate().executeTakeFirst();
+}
+
 export async function findOwner(ex: Executor, platformId: string, id: string, lock = false): Promise<OwnerRow | undefined> {
   let query = ex.selectFrom('beneficial_owners').selectAll().where('id', '=', id).where(ofPlatform(platformId));
   if (lock) query = query.forUpdate();

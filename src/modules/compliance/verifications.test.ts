@@ -187,6 +187,16 @@ describe('beneficial owners', () => {
     expect((await customerOf(p, person.id))).not.toHaveProperty('beneficialOwners');
   });
 
+  it('checks the ownership total one change at a time: parallel ones never pass 100%', async () => {
+    const customer = await business(p);
+    const created = await Promise.all(['A', 'B', 'C'].map((name) => p.api.post('/beneficial-owners', beneficialOwnerBody(customer.id, name, 60))));
+    expect(created.map((r) => r.status).sort()).toEqual([201, 400, 400]);
+    const other = await business(p);
+    const owners = await Promise.all(['D', 'E'].map(async (name) => expectStatus(await p.api.post('/beneficial-owners', beneficialOwnerBody(other.id, name, 10)), 201)));
+    const patched = await Promise.all(owners.map((o) => p.api.patch(`/beneficial-owners/${o.id}`, { ownershipPercentage: 60 })));
+    expect(patched.map((r) => r.status).sort()).toEqual([200, 400]);
+  });
+
   it('refuses bad input', async () => {
     const customer = await business(p);
     const person = await completeIndividual(p);
