@@ -55,8 +55,11 @@ export async function installMultipart(scope: FastifyInstance): Promise<void> {
   scope.addHook('onRequestAbort', discard);
 }
 
+/** Control characters, and the invisible ones that reorder or hide text (`evil\u202Efdp.exe` shows as `evilexe.pdf`). */
+const HIDDEN_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
+
 function baseName(name: string | undefined): string {
-  const base = (name ?? '').split(/[\\/]/).pop()!.replace(/[\u0000-\u001f]/g, '').trim();
+  const base = (name ?? '').split(/[\\/]/).pop()!.replace(HIDDEN_CHARACTERS, '').trim();
   return (base || 'upload').slice(0, 255);
 }
 

@@ -40,6 +40,8 @@ describe('POST /documents', () => {
       contentType: 'application/pdf',
       sizeBytes: PDF.length,
     });
+    const hidden = await uploadDocument(p, customer.id, 'PASSPORT', { fileName: '../../evil\u202efdp.exe\u200b\u0085', contentType: 'application/pdf', content: PDF });
+    expect(hidden.fileName).toBe('evilfdp.exe');
     const key = await storageKey(doc.id);
     expect(key).toMatch(/^[0-9a-f-]{36}\/[0-9a-f-]{36}\/[0-9a-f-]{36}\.pdf$/);
     expect(readFileSync(join(dir, key)).equals(PDF)).toBe(true);
