@@ -48,6 +48,7 @@ describe('csvRecords, the whole file', () => {
     expect(parseCsv('a\n\ufeffb')).toEqual([['a'], ['\ufeffb']]);
     expect(parseCsv('')).toEqual([]);
     expect(parseCsv('\n\r\n')).toEqual([]);
+    expect(parseCsv('a,b\n   \n\t\n1,2')).toEqual([['a', 'b'], ['1', '2']]);
   });
 
   it('keeps text after a closing quote, and non-ASCII text as it is', () => {

@@ -83,12 +83,17 @@ function readRecord(text: string, start: number, line: number): CsvRecord & { li
   }
 }
 
+/** A line with nothing on it but spaces or tabs (one value, blank). */
+function isBlank(values: string[]): boolean {
+  return values.length === 1 && values[0].trim() === '';
+}
+
 /** The first record at or after `start` that is not a blank line, or undefined when the text ends first. */
 function nonBlankRecord(text: string, start: number): CsvRecord | undefined {
   let at = start;
   while (at < text.length) {
     const record = readRecord(text, at, 1);
-    if (record.values.length > 1 || record.values[0] !== '') return { values: record.values, next: record.next };
+    if (!isBlank(record.values)) return { values: record.values, next: record.next };
     at = record.next;
   }
   return undefined;
@@ -97,8 +102,8 @@ function nonBlankRecord(text: string, start: number): CsvRecord | undefined {
 /**
  * Reads RFC 4180 CSV one record at a time: comma-separated, fields optionally in double quotes
  * (a quote inside is doubled; quoted fields may span lines), CRLF, LF or CR line ends, a leading
- * byte-order mark ignored, blank lines skipped. Each record's `next` is where the line after it
- * starts (`csvRecordsOfBytes` resumes from such offsets, in bytes).
+ * byte-order mark ignored, blank lines (empty, or only spaces and tabs) skipped. Each record's
+ * `next` is where the line after it starts (`csvRecordsOfBytes` resumes from such offsets, in bytes).
  */
 export function* csvRecords(text: string): Generator<CsvRecord> {
   let at = text.charCodeAt(0) === BOM ? 1 : 0;
@@ -107,7 +112,7 @@ export function* csvRecords(text: string): Generator<CsvRecord> {
     const record = readRecord(text, at, line);
     at = record.next;
     line += record.lines;
-    if (record.values.length > 1 || record.values[0] !== '') yield { values: record.values, next: record.next };
+    if (!isBlank(record.values)) yield { values: record.values, next: record.next };
   }
 }
 
