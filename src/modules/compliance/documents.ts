@@ -159,7 +159,10 @@ export function createDocuments(deps: DocumentDeps) {
 
   async function replace(ctx: ServiceContext<Platform>, id: string, form: DocumentReplaceForm, file: UploadedFile | undefined): Promise<DocumentView> {
     const { platform } = ctx;
-    if (!(await repo.findDocument(db, platform.id, id))) throw documentNotFound();
+    const existing = await repo.findDocument(db, platform.id, id);
+    if (!existing) throw documentNotFound();
+    // A deleted holder takes no new file, as it takes no new document (its documents can only go).
+    await customerOfHolder(platform.id, existing.holder_id);
     const type = checkFile(file);
     checkCountry(form.country);
     let oldKey = '';

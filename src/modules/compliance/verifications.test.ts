@@ -25,8 +25,8 @@ async function completeBusiness(platform: TestPlatform, registrationNumber: stri
   const customer = await business(platform, registrationNumber);
   await uploadDocument(platform, customer.id, 'CERTIFICATE_OF_INCORPORATION');
   const owner = expectStatus(await platform.api.post('/beneficial-owners', beneficialOwnerBody(customer.id, ownerLastName)), 201);
-  await uploadDocument(platform, owner.id, 'PASSPORT');
-  return { customer, owner };
+  const ownerDocument = await uploadDocument(platform, owner.id, 'PASSPORT');
+  return { customer, owner, ownerDocument };
 }
 
 const documents = testDocumentsDir();
@@ -226,8 +226,10 @@ describe('beneficial owners', () => {
 
 describe('a deleted business', () => {
   it('takes its beneficial owners with it: they cannot be read, changed or given documents', async () => {
-    const { customer, owner } = await completeBusiness(p, 'REG-404');
+    const { customer, owner, ownerDocument } = await completeBusiness(p, 'REG-404');
     expect((await p.api.delete(`/customers/${customer.id}`)).status).toBe(200);
+    expectError(await sendForm(p, 'PUT', `/documents/${ownerDocument.id}`, { documentType: 'PASSPORT', country: 'US' }, [pdfFile()]), 404, 'NOT_FOUND');
+    expect((await p.api.delete(`/documents/${ownerDocument.id}`)).status).toBe(204);
     expectError(await p.api.get(`/beneficial-owners/${owner.id}`), 404, 'NOT_FOUND');
     expectError(await p.api.patch(`/beneficial-owners/${owner.id}`, { personalInfo: { lastName: 'Again002' } }), 404, 'NOT_FOUND');
     expectError(await sendForm(p, 'POST', '/documents', { documentHolder: owner.id, documentType: 'PASSPORT', country: 'US' }, [pdfFile()]), 404, 'NOT_FOUND');
