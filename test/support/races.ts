@@ -1,3 +1,4 @@
+import type { CompiledQuery, KyselyPlugin, QueryExecutor } from 'kysely';
 import type { TestApp } from './app.js';
 
 /**
@@ -20,4 +21,64 @@ export function changeCustomerAfterReads(t: TestApp, customerId: string, times: 
     return result;
   };
   return { reads: () => reads, restore: () => void (executor.executeQuery = original) };
+}
+
+/**
+ * Runs `between` once, right after the first query whose SQL and parameters `matches` returns
+ * and before its caller sees the result, in transactions as well. Places another request exactly
+ * between a read and the write it decides. A query outside a transaction has its connection back
+ * in the pool first (so that `between` may use it, as PGlite's only one); one in a transaction
+ * holds it, as the transaction does anyway. Returns `restore`, which removes the hook.
+ */
+export function afterQuery(t: TestApp, matches: (sql: string, parameters: readonly unknown[]) => boolean, between: () => Promise<void>) {
+  const executor = t.corridor.database.db.getExecutor() as QueryExecutor & { executeQuery: (query: CompiledQuery) => Promise<unknown> };
+  const matched = new WeakSet<object>();
+  const outsideTransactions = new WeakSet<object>();
+  let fired = false;
+  async function fire(queryId: object) {
+    if (fired || !matched.has(queryId)) return;
+    fired = true;
+    await between();
+  }
+  // Transactions run on copies of the executor, which keep its plugins but not this method.
+  const original = executor.executeQuery;
+  executor.executeQuery = async function (this: unknown, query: CompiledQuery) {
+    outsideTransactions.add(query.queryId);
+    const result = await original.call(this, query);
+    await fire(query.queryId);
+    return result;
+  };
+  const hook: KyselyPlugin = {
+    transformQuery({ node, queryId }) {
+      if (!fired) {
+        const { sql, parameters } = executor.compileQuery(node, queryId);
+        if (matches(sql, parameters)) matched.add(queryId);
+      }
+      return node;
+    },
+    async transformResult({ result, queryId }) {
+      if (!outsideTransactions.has(queryId)) await fire(queryId);
+      return result;
+    },
+  };
+  const plugins = executor.plugins as KyselyPlugin[];
+  plugins.push(hook);
+  return {
+    fired: () => fired,
+    restore: () => {
+      plugins.splice(plugins.indexOf(hook), 1);
+      executor.executeQuery = original;
+    },
+  };
+}
+
+/** `request`'s answer if it comes within `ms`, else undefined (it goes on; await it later). */
+export async function answerWithin<T>(request: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, ms)));
+  try {
+    return await Promise.race([request, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -15,7 +15,7 @@ export interface ComplianceServiceDeps {
   database: Database;
   clock: Clock;
   log: Logger;
-  customers: Pick<CustomerService, 'requireCustomer' | 'setVerificationStatus' | 'findActive'>;
+  customers: Pick<CustomerService, 'requireCustomer' | 'setVerificationStatus' | 'findActive' | 'lockActive' | 'lockForDecision'>;
   platforms: Pick<PlatformService, 'get'>;
   /** Where document files live (config.documentsDir). */
   documentsDir: string;

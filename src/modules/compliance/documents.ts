@@ -96,6 +96,10 @@ async function checkQuota(trx: Trx, quota: DocumentQuota, platformId: string, cu
   }
 }
 
+function holderNotFound(holderId: string): ServiceError {
+  return new ServiceError('NOT_FOUND', 'document holder not found', { details: { errors: [{ field: 'documentHolder', constraint: 'exists', message: `${holderId} not found` }] } });
+}
+
 export interface DocumentDeps extends ComplianceServiceDeps {
   store: DocumentStore;
   /** The business a BeneficialOwner id belongs to (undefined when unknown on the platform). */
@@ -108,18 +112,26 @@ export function createDocuments(deps: DocumentDeps) {
 
   /** The customer a holder id is or belongs to; 404 for ids unknown on the platform. */
   async function customerOfHolder(platformId: string, holderId: string): Promise<string> {
-    const notFound = () => new ServiceError('NOT_FOUND', 'document holder not found', { details: { errors: [{ field: 'documentHolder', constraint: 'exists', message: `${holderId} not found` }] } });
     if (holderId.startsWith('Customer:')) {
       const customer = await customers.findActive(db, platformId, { id: holderId });
-      if (!customer) throw notFound();
+      if (!customer) throw holderNotFound(holderId);
       return customer.id;
     }
     if (holderId.startsWith('BeneficialOwner:')) {
       const customerId = await deps.customerOfOwner(db, platformId, holderId);
-      if (!customerId) throw notFound();
+      if (!customerId) throw holderNotFound(holderId);
       return customerId;
     }
     throw invalidInput('documentHolder', 'documentHolder must be a Customer or BeneficialOwner id', 'format');
+  }
+
+  /**
+   * Locks the holder's customer (shared) until `trx` ends, and 404s when it was deleted since.
+   * A verification is decided under the exclusive lock (verifications.ts): a change checked under
+   * this one cannot slip in between its reading of the documents and its commit.
+   */
+  async function lockHolder(trx: Trx, platformId: string, customerId: string, holderId: string): Promise<void> {
+    if (!(await customers.lockActive(trx, platformId, customerId))) throw holderNotFound(holderId);
   }
 
   /** Moves the received file into the store, runs `write`, and removes the file again if `write` fails. */
@@ -149,6 +161,7 @@ export function createDocuments(deps: DocumentDeps) {
     const now = clock.now(platform);
     return keepWhile(file!, platform.id, id, type, (key) =>
       ctx.tx(async (trx) => {
+        await lockHolder(trx, platform.id, customerId, form.documentHolder);
         await checkQuota(trx, deps.documentQuota, platform.id, customerId, 1, file!.size);
         const row: DocumentRow = { id, platform_id: platform.id, holder_id: form.documentHolder, customer_id: customerId, created_at: now, ...contentOf(form, file!, type, key, now) };
         await repo.insertDocument(trx, row);
@@ -170,6 +183,7 @@ export function createDocuments(deps: DocumentDeps) {
       ctx.tx(async (trx) => {
         const current = await repo.findDocument(trx, platform.id, id, true);
         if (!current) throw documentNotFound();
+        await lockHolder(trx, platform.id, current.customer_id, current.holder_id);
         await refuseWhileUnderReview(trx, platform.id, current.customer_id, 'replaced');
         await checkQuota(trx, deps.documentQuota, platform.id, current.customer_id, 0, file!.size - current.size_bytes);
         oldKey = current.storage_key;
@@ -197,6 +211,8 @@ export function createDocuments(deps: DocumentDeps) {
     const key = await ctx.tx(async (trx) => {
       const row = await repo.findDocument(trx, platform.id, id, true);
       if (!row) throw documentNotFound();
+      // A deleted customer's documents may still go; a live one's wait for a decision in progress.
+      await customers.lockActive(trx, platform.id, row.customer_id);
       await refuseWhileUnderReview(trx, platform.id, row.customer_id, 'deleted');
       await repo.deleteDocument(trx, id);
       return row.storage_key;

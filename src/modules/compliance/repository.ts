@@ -60,9 +60,6 @@ export interface VerificationRow {
   updated_at: Date;
 }
 
-/** The unique index that keeps one verification per customer waiting for a decision. */
-export const ONE_OPEN_VERIFICATION = 'verifications_one_open';
-
 export async function insertOwner(trx: Trx, row: OwnerRow): Promise<void> {
   await trx.insertInto('beneficial_owners').values({ ...row, personal_info: toJson(row.personal_info) }).execute();
 }

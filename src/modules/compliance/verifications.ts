@@ -2,7 +2,7 @@ import type { ServiceContext } from '../../core/context.js';
 import { ServiceError } from '../../core/errors.js';
 import { emitEvents, type EventType, type NewEvent } from '../../core/events.js';
 import { newId } from '../../core/ids.js';
-import { isUniqueViolation, type Trx } from '../../db/database.js';
+import type { Executor, Trx } from '../../db/database.js';
 import { transact } from '../../db/transact.js';
 import type { Page } from '../../http/pagination.js';
 import type { CustomerView, VerificationStatus } from '../customers/schemas.js';
@@ -72,45 +72,46 @@ export function createVerifications(deps: ComplianceServiceDeps) {
     return present(row);
   }
 
-  async function verdictFor(platform: Platform, customer: Customer): Promise<Verdict> {
-    const owners = customer.customerType === 'BUSINESS' ? await repo.ownersOf(db, platform.id, customer.id) : [];
-    const documents = await documentsRepo.documentsOfCustomer(db, platform.id, customer.id);
+  async function verdictFor(ex: Executor, platform: Platform, customer: Customer): Promise<Verdict> {
+    const owners = customer.customerType === 'BUSINESS' ? await repo.ownersOf(ex, platform.id, customer.id) : [];
+    const documents = await documentsRepo.documentsOfCustomer(ex, platform.id, customer.id);
     const problems = missingItems(customer, owners, documents);
     if (problems.length > 0) return { status: 'RESOLVE_ERRORS', customerStatus: customer.verificationStatus, errors: problems };
     if (platform.mode === 'PRODUCTION') return { status: 'PENDING_MANUAL_REVIEW', customerStatus: 'PENDING', errors: [] };
     return sandboxVerdict(customer, owners);
   }
 
-  /** POST /verifications: checks what is missing, then decides (sandbox) or queues for the operator. */
+  /**
+   * POST /verifications: checks what is missing, then decides (sandbox) or queues for the operator.
+   * All under the customer's row lock: a deletion, a second submission or a document change
+   * (documents.ts checks for an open verification under the same lock) waits, or went first and
+   * is seen here.
+   */
   async function submit(ctx: ServiceContext<Platform>, input: VerificationRequest): Promise<VerificationView> {
     const { platform } = ctx;
-    const customer = await customers.requireCustomer(db, platform.id, input.customerId);
-    const open = await repo.openVerificationOf(db, platform.id, customer.id);
-    if (open) return present(open);
-    const verdict = await verdictFor(platform, customer);
-    const now = clock.now(platform);
-    const row: VerificationRow = {
-      id: newId('Verification'),
-      platform_id: platform.id,
-      customer_id: customer.id,
-      status: verdict.status,
-      errors: verdict.errors,
-      customer_type: customer.customerType,
-      customer_status: verdict.customerStatus,
-      resolution_note: null,
-      created_at: now,
-      updated_at: now,
-    };
-    try {
-      const view = await ctx.tx((trx) => apply(trx, platform, row, true));
-      deps.wakeWebhooks?.();
-      return view;
-    } catch (error) {
-      // A concurrent submission queued one for review first: that is the answer.
-      const raced = isUniqueViolation(error, repo.ONE_OPEN_VERIFICATION) && (await repo.openVerificationOf(db, platform.id, customer.id));
-      if (raced) return present(raced);
-      throw error;
-    }
+    const { view, decided } = await ctx.tx(async (trx) => {
+      const customer = await customers.lockForDecision(trx, platform.id, input.customerId);
+      if (!customer) throw new ServiceError('USER_NOT_FOUND', 'customer not found');
+      const open = await repo.openVerificationOf(trx, platform.id, customer.id);
+      if (open) return { view: present(open), decided: false };
+      const verdict = await verdictFor(trx, platform, customer);
+      const now = clock.now(platform);
+      const row: VerificationRow = {
+        id: newId('Verification'),
+        platform_id: platform.id,
+        customer_id: customer.id,
+        status: verdict.status,
+        errors: verdict.errors,
+        customer_type: customer.customerType,
+        customer_status: verdict.customerStatus,
+        resolution_note: null,
+        created_at: now,
+        updated_at: now,
+      };
+      return { view: await apply(trx, platform, row, true), decided: true };
+    });
+    if (decided) deps.wakeWebhooks?.();
+    return view;
   }
 
   async function get(ctx: ServiceContext, id: string): Promise<VerificationView> {
@@ -132,10 +133,10 @@ export function createVerifications(deps: ComplianceServiceDeps) {
     const found = await repo.findVerification(db, null, id);
     const platform = found && (await deps.platforms.get(found.platform_id));
     if (!found || !platform) throw new ServiceError('NOT_FOUND', `verification ${id} not found`);
-    if (!(await deps.customers.findActive(db, platform.id, { id: found.customer_id }))) {
-      throw new ServiceError('CONFLICT', `verification ${id} is of a customer deleted since; there is nobody to decide on`);
-    }
     const view = await transact(db, async (trx) => {
+      if (!(await customers.lockForDecision(trx, platform.id, found.customer_id))) {
+        throw new ServiceError('CONFLICT', `verification ${id} is of a customer deleted since; there is nobody to decide on`);
+      }
       const now = clock.now(platform);
       const errors = decision === 'REJECTED' ? [rejected(found.customer_id, note ?? 'Rejected by the operator')] : [];
       const row = await repo.decideVerification(trx, id, { status: decision, customerStatus: decision, errors, note: note ?? null, now });

@@ -290,6 +290,15 @@ export function createCustomerService({ database, clock, accounts }: CustomerSer
     return row && toCustomer(row);
   }
 
+  /**
+   * Like lockActive, but exclusive (FOR UPDATE, the lock setVerificationStatus takes): for a
+   * caller that decides on the customer, so that changes checked under lockActive wait for it.
+   */
+  async function lockForDecision(trx: Trx, platformId: string, id: string) {
+    const row = await repo.findCustomer(trx, platformId, id, true);
+    return row && !row.is_deleted ? toCustomer(row) : undefined;
+  }
+
   return {
     hooks,
     create,
@@ -302,6 +311,7 @@ export function createCustomerService({ database, clock, accounts }: CustomerSer
     setVerificationStatus,
     findActive,
     lockActive,
+    lockForDecision,
     /** Ids of the platform's customers that are not deleted. */
     activeIds: (ex: Executor, platformId: string) => repo.activeCustomerIds(ex, platformId),
   };

@@ -1,0 +1,97 @@
+// Verifications and documents against what changes under them: a customer deleted, or a document
+// deleted, between a request's check and its write. Each race is placed exactly (afterQuery) rather
+// than hoped for, so each test fails every time the ordering it guards is lost.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { expectError } from '../../../test/support/errors.js';
+import { afterQuery, answerWithin } from '../../../test/support/races.js';
+import { completeIndividual, expectStatus, pdfFile, sendForm, testDocumentsDir, uploadDocument } from '../../../test/support/verification.js';
+
+let t: TestApp;
+let p: TestPlatform;
+const documents = testDocumentsDir();
+
+beforeAll(async () => {
+  t = await startTestApp({ documentsDir: documents.dir });
+  p = await t.createPlatform({ regulated: false });
+});
+afterAll(async () => {
+  await t.close();
+  documents.remove();
+});
+
+/** How long a request placed in a race gets to answer before the raced one goes on: a request that waits for a lock does not answer in it. */
+const WAIT_MS = 1_000;
+
+const reads = (table: string, id: string) => (sql: string, parameters: readonly unknown[]) => sql.includes(`from "${table}"`) && parameters.includes(id);
+
+async function storedKycStatus(customerId: string): Promise<string> {
+  const row = await t.corridor.database.db.selectFrom('customers').select('kyc_status').where('id', '=', customerId).executeTakeFirstOrThrow();
+  return row.kyc_status;
+}
+
+describe('POST /verifications racing', () => {
+  it('a document deletion: it waits for the decision, then is refused while the review is open', async () => {
+    const customer = await completeIndividual(p, 'Race Review 001');
+    const passport = await uploadDocument(p, customer.id);
+    let deleting: Promise<{ status: number; body: any }> | undefined;
+    const race = afterQuery(t, reads('documents', customer.id), async () => {
+      deleting = p.api.delete(`/documents/${passport.id}`);
+      await answerWithin(deleting, WAIT_MS);
+    });
+    try {
+      const verification = expectStatus(await p.api.post('/verifications', { customerId: customer.id }), 200);
+      expect(race.fired()).toBe(true);
+      expect(verification.verificationStatus).toBe('PENDING_MANUAL_REVIEW');
+      expectError((await deleting)!, 409, 'CONFLICT');
+      expectStatus(await p.api.get(`/documents/${passport.id}`), 200);
+    } finally {
+      race.restore();
+    }
+  });
+
+  it('the customer\'s deletion: the deletion waits, and finds the customer as the verification left it', async () => {
+    const customer = await completeIndividual(p, 'Race Deleted');
+    await uploadDocument(p, customer.id);
+    let deleting: Promise<{ status: number; body: any }> | undefined;
+    const race = afterQuery(t, reads('customers', customer.id), async () => {
+      deleting = p.api.delete(`/customers/${customer.id}`);
+      await answerWithin(deleting, WAIT_MS);
+    });
+    try {
+      const verification = expectStatus(await p.api.post('/verifications', { customerId: customer.id }), 200);
+      expect(race.fired()).toBe(true);
+      const deleted = expectStatus((await deleting)!, 200);
+      expect(verification.kycStatus).toBe('APPROVED');
+      // Nothing changed the customer after its deletion.
+      expect(deleted.kycStatus).toBe('APPROVED');
+      expect(await storedKycStatus(customer.id)).toBe('APPROVED');
+    } finally {
+      race.restore();
+    }
+  });
+});
+
+describe('documents of a customer deleted after the holder check', () => {
+  const firstCustomerRead = (id: string) => (sql: string, parameters: readonly unknown[]) => reads('customers', id)(sql, parameters) && !sql.includes('for share');
+
+  it.each([
+    ['POST /documents', (_docId: string, customerId: string) => sendForm(p, 'POST', '/documents', { documentHolder: customerId, documentType: 'PASSPORT', country: 'US' }, [pdfFile()])],
+    ['PUT /documents/{id}', (docId: string) => sendForm(p, 'PUT', `/documents/${docId}`, { documentType: 'PASSPORT', country: 'US' }, [pdfFile()])],
+  ])('%s: 404, and the customer keeps only the documents it had', async (_name, send) => {
+    const customer = await completeIndividual(p, 'Race Holder');
+    const before = await uploadDocument(p, customer.id);
+    const race = afterQuery(t, firstCustomerRead(customer.id), async () => {
+      expectStatus(await p.api.delete(`/customers/${customer.id}`), 200);
+    });
+    try {
+      const res = await send(before.id, customer.id);
+      expect(race.fired()).toBe(true);
+      expectError(res, 404, 'NOT_FOUND');
+      const rows = await t.corridor.database.db.selectFrom('documents').select(['id', 'file_name', 'updated_at']).where('customer_id', '=', customer.id).execute();
+      expect(rows.map((r) => ({ id: r.id, fileName: r.file_name, updatedAt: r.updated_at.toISOString() }))).toEqual([{ id: before.id, fileName: before.fileName, updatedAt: before.updatedAt }]);
+    } finally {
+      race.restore();
+    }
+  });
+});
