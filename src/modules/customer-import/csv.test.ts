@@ -59,7 +59,9 @@ describe('csvRecords, the whole file', () => {
   it('refuses a quote inside an unquoted field and an unclosed quote, with the line', () => {
     expect(syntaxError('a,b\n1,x"y\n')).toEqual({ message: 'a quote may only start a field', line: 2 });
     expect(syntaxError('a,b\n"x"y"\n')).toEqual({ message: 'a quote may only start a field', line: 2 });
-    expect(syntaxError('a\r\n"two\nlines"\r\n3,"open\n')).toEqual({ message: 'a quoted field is not closed', line: 5 });
+    // The line the open quote is on, not the file's end (past its last line when it ends in a line break).
+    expect(syntaxError('a\r\n"two\nlines"\r\n3,"open\n')).toEqual({ message: 'a quoted field starting on this line is never closed', line: 4 });
+    expect(syntaxError('a\n"open\n\nmore\n')).toEqual({ message: 'a quoted field starting on this line is never closed', line: 2 });
   });
 });
 

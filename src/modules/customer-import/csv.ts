@@ -39,7 +39,7 @@ function readQuoted(text: string, open: number, line: number): Field {
   let from = open + 1;
   for (;;) {
     const quote = text.indexOf('"', from);
-    if (quote === -1) throw new CsvSyntaxError('a quoted field is not closed', line + newlinesIn(text, open, text.length));
+    if (quote === -1) throw new CsvSyntaxError('a quoted field starting on this line is never closed', line);
     value += text.slice(from, quote);
     if (text.charCodeAt(quote + 1) !== QUOTE) return { value, end: quote + 1, lines: newlinesIn(text, open, quote) };
     value += '"';
