@@ -1,4 +1,4 @@
-import type { CompiledQuery, KyselyPlugin, QueryExecutor } from 'kysely';
+import type { CompiledQuery, KyselyPlugin } from 'kysely';
 import type { TestApp } from './app.js';
 
 /**
@@ -31,7 +31,8 @@ export function changeCustomerAfterReads(t: TestApp, customerId: string, times: 
  * holds it, as the transaction does anyway. Returns `restore`, which removes the hook.
  */
 export function afterQuery(t: TestApp, matches: (sql: string, parameters: readonly unknown[]) => boolean, between: () => Promise<void>) {
-  const executor = t.corridor.database.db.getExecutor() as QueryExecutor & { executeQuery: (query: CompiledQuery) => Promise<unknown> };
+  const executor = t.corridor.database.db.getExecutor();
+  const patchable = executor as unknown as { executeQuery: (query: CompiledQuery) => Promise<unknown> };
   const matched = new WeakSet<object>();
   const outsideTransactions = new WeakSet<object>();
   let fired = false;
@@ -41,8 +42,8 @@ export function afterQuery(t: TestApp, matches: (sql: string, parameters: readon
     await between();
   }
   // Transactions run on copies of the executor, which keep its plugins but not this method.
-  const original = executor.executeQuery;
-  executor.executeQuery = async function (this: unknown, query: CompiledQuery) {
+  const original = patchable.executeQuery;
+  patchable.executeQuery = async function (this: unknown, query: CompiledQuery) {
     outsideTransactions.add(query.queryId);
     const result = await original.call(this, query);
     await fire(query.queryId);
@@ -67,15 +68,15 @@ export function afterQuery(t: TestApp, matches: (sql: string, parameters: readon
     fired: () => fired,
     restore: () => {
       plugins.splice(plugins.indexOf(hook), 1);
-      executor.executeQuery = original;
+      patchable.executeQuery = original;
     },
   };
 }
 
 /** `request`'s answer if it comes within `ms`, else undefined (it goes on; await it later). */
 export async function answerWithin<T>(request: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, ms)));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
   try {
     return await Promise.race([request, late]);
   } finally {

@@ -2,7 +2,7 @@
 // deleted, between a request's check and its write. Each race is placed exactly (afterQuery) rather
 // than hoped for, so each test fails every time the ordering it guards is lost.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { startTestApp, type ApiResponse, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { expectError } from '../../../test/support/errors.js';
 import { afterQuery, answerWithin } from '../../../test/support/races.js';
 import { completeIndividual, expectStatus, pdfFile, sendForm, testDocumentsDir, uploadDocument } from '../../../test/support/verification.js';
@@ -25,7 +25,7 @@ const WAIT_MS = 1_000;
 
 const reads = (table: string, id: string) => (sql: string, parameters: readonly unknown[]) => sql.includes(`from "${table}"`) && parameters.includes(id);
 
-async function storedKycStatus(customerId: string): Promise<string> {
+async function storedKycStatus(customerId: string): Promise<string | null> {
   const row = await t.corridor.database.db.selectFrom('customers').select('kyc_status').where('id', '=', customerId).executeTakeFirstOrThrow();
   return row.kyc_status;
 }
@@ -34,7 +34,7 @@ describe('POST /verifications racing', () => {
   it('a document deletion: it waits for the decision, then is refused while the review is open', async () => {
     const customer = await completeIndividual(p, 'Race Review 001');
     const passport = await uploadDocument(p, customer.id);
-    let deleting: Promise<{ status: number; body: any }> | undefined;
+    let deleting: Promise<ApiResponse> | undefined;
     const race = afterQuery(t, reads('documents', customer.id), async () => {
       deleting = p.api.delete(`/documents/${passport.id}`);
       await answerWithin(deleting, WAIT_MS);
@@ -53,7 +53,7 @@ describe('POST /verifications racing', () => {
   it('the customer\'s deletion: the deletion waits, and finds the customer as the verification left it', async () => {
     const customer = await completeIndividual(p, 'Race Deleted');
     await uploadDocument(p, customer.id);
-    let deleting: Promise<{ status: number; body: any }> | undefined;
+    let deleting: Promise<ApiResponse> | undefined;
     const race = afterQuery(t, reads('customers', customer.id), async () => {
       deleting = p.api.delete(`/customers/${customer.id}`);
       await answerWithin(deleting, WAIT_MS);
