@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
 import { capturingLogger, expectBackoffWhileDown, outage } from '../../test/support/faults.js';
@@ -249,6 +250,62 @@ describe('durable job runner', () => {
     const row = await database.db.selectFrom('jobs').selectAll().where('platform_id', '=', platform.id).executeTakeFirstOrThrow();
     expect(row.locked_until?.getTime()).toBe(leasedUntil.getTime());
     expect(row.attempts).toBe(0);
+  });
+});
+
+describe('job leases', () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const LEASE_MS = 1_500;
+
+  function leasingRunner(kind: string, handler: () => Promise<void>) {
+    const { database, log } = t.corridor;
+    const runner = new JobRunner({ database, clock: systemNow() as never, log, leaseMs: LEASE_MS });
+    runner.register(kind, handler);
+    return runner;
+  }
+
+  it('are renewed while a round runs: a job that outlasts its lease is not run again beside it', async () => {
+    const { platform } = await t.createPlatform();
+    const runs: string[] = [];
+    const [a, b] = ['a', 'b'].map((name) =>
+      leasingRunner('test.long', async () => {
+        runs.push(name);
+        await sleep(LEASE_MS * 3);
+      }),
+    );
+    await enqueueJobs(t.corridor.database.db, platform, [{ kind: 'test.long' }], systemNow());
+    const first = a.runDue(platform.id);
+    await expect.poll(() => runs.length).toBe(1);
+    // The other runner keeps trying for more than two lease lengths while the job runs.
+    for (let tried = 0; tried < 15; tried++) {
+      await b.runDue(platform.id);
+      await sleep(200);
+    }
+    await first;
+    expect(runs).toEqual(['a']);
+    expect(await t.corridor.database.db.selectFrom('jobs').select('id').where('platform_id', '=', platform.id).execute()).toEqual([]);
+  });
+
+  it.each([
+    ['fails', true],
+    ['succeeds', false],
+  ])('a runner whose job was claimed again meanwhile leaves the new claim alone when the job %s', async (_outcome, fails) => {
+    const { platform } = await t.createPlatform();
+    const { db } = t.corridor.database;
+    const claimedAgainUntil = new Date(Date.now() + 3_600_000);
+    const runner = leasingRunner('test.taken', async () => {
+      // What another process's claim writes, after this one's lease ran out unseen (a stalled event loop).
+      await db.updateTable('jobs').set({ attempts: sql`attempts + 1`, locked_until: claimedAgainUntil }).where('platform_id', '=', platform.id).execute();
+      if (fails) throw new Error('late failure');
+    });
+    await enqueueJobs(db, platform, [{ kind: 'test.taken' }], systemNow());
+    expect(await runner.runDue(platform.id)).toBe(1);
+    const row = await db.selectFrom('jobs').selectAll().where('platform_id', '=', platform.id).executeTakeFirstOrThrow();
+    expect({ attempts: row.attempts, lockedUntil: row.locked_until?.getTime(), lastError: row.last_error }).toEqual({
+      attempts: 2,
+      lockedUntil: claimedAgainUntil.getTime(),
+      lastError: null,
+    });
   });
 });
 

@@ -1,6 +1,7 @@
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database, Executor } from '../db/database.js';
+import type { DB } from '../db/schema.js';
 import { literalLimit } from '../db/database.js';
 import type { Clock, ClockSubject } from './clock.js';
 import { groupBy } from './collections.js';
@@ -95,6 +96,11 @@ export async function shiftPlatformJobs(ex: Executor, platformId: string, ms: nu
 
 const LEASE_MS = 60_000;
 
+/** The claimed jobs still held under this claim: `attempts` is the claim's fencing token. */
+function ofThisClaim(jobs: ClaimedJob[]) {
+  return (eb: ExpressionBuilder<DB, 'jobs'>) => eb(eb.refTuple('id', 'attempts'), 'in', jobs.map((job) => eb.tuple(job.id, job.attempts)));
+}
+
 /**
  * Makes every leased job claimable again. Only for a database no other process can be using
  * (see `releaseDeadLeases`): a live runner's job would run twice.
@@ -113,6 +119,8 @@ export interface JobRunnerOptions {
   clock: Clock;
   log: Logger;
   pollIntervalMs?: number;
+  /** How long a claim holds its jobs; renewed while they run, so only a dead or stuck process loses them. */
+  leaseMs?: number;
   /** Jobs claimed per round when the previous round found fewer due. */
   batchSize?: number;
   /** The most a round claims: a round that claims all it asked for asks for twice as many next. */
@@ -145,12 +153,14 @@ export class JobRunner {
   private readonly pollFailures: PollFailures;
   private readonly batchSize: number;
   private readonly maxBatchSize: number;
+  private readonly leaseMs: number;
 
   constructor(private readonly options: JobRunnerOptions) {
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
     this.pollFailures = new PollFailures(options.log, 'job poll', this.pollIntervalMs);
     this.batchSize = options.batchSize ?? 20;
     this.maxBatchSize = Math.max(this.batchSize, options.maxBatchSize ?? this.batchSize * 8);
+    this.leaseMs = options.leaseMs ?? LEASE_MS;
   }
 
   register(kind: string, handler: JobHandler): void {
@@ -220,15 +230,35 @@ export class JobRunner {
   private async runRound(jobs: ClaimedJob[]): Promise<void> {
     const work = (async () => {
       const done = await this.executeAll(jobs);
-      const succeeded = jobs.filter((job) => done.has(job)).map((job) => job.id);
-      if (succeeded.length > 0) await this.options.database.db.deleteFrom('jobs').where('id', 'in', succeeded).execute();
+      const succeeded = jobs.filter((job) => done.has(job));
+      if (succeeded.length > 0) await this.options.database.db.deleteFrom('jobs').where(ofThisClaim(succeeded)).execute();
     })();
     const round = { platforms: new Set(jobs.map((job) => job.platformId)), settled: work.catch(() => {}) };
     this.rounds.add(round);
+    const renewal = setInterval(() => void this.renewLeases(jobs), this.leaseMs / 3);
+    renewal.unref();
     try {
       await work;
     } finally {
+      clearInterval(renewal);
       this.rounds.delete(round);
+    }
+  }
+
+  /**
+   * Extends the lease of a round's jobs while they run (those that failed already are released and
+   * stay so), so that a long round is not claimed again by another process and run beside it.
+   */
+  private async renewLeases(jobs: ClaimedJob[]): Promise<void> {
+    try {
+      await this.options.database.db
+        .updateTable('jobs')
+        .set({ locked_until: new Date(this.options.clock.realNowMs() + this.leaseMs) })
+        .where(ofThisClaim(jobs))
+        .where('locked_until', 'is not', null)
+        .execute();
+    } catch (error) {
+      this.options.log.warn({ jobs: jobs.length, err: error }, 'job lease renewal failed');
     }
   }
 
@@ -275,7 +305,7 @@ export class JobRunner {
     const rows = await db
       .updateTable('jobs')
       .set({
-        locked_until: new Date(nowMs + LEASE_MS),
+        locked_until: new Date(nowMs + this.leaseMs),
         attempts: sql`attempts + 1`,
       })
       .where('id', 'in', (qb) => {
@@ -346,7 +376,7 @@ export class JobRunner {
           due_at: new Date(nowMs + retryDelayMs(job.attempts)),
           dead_at: dead ? new Date(nowMs) : null,
         })
-        .where('id', '=', job.id)
+        .where(ofThisClaim([job]))
         .execute();
       return false;
     }
