@@ -78,9 +78,19 @@ export function installAuth(
 ): void {
   // Failures count per address and credential id: guessing one token's secret is stopped, while
   // a client that shares the address (behind a proxy) but uses another token is not locked out.
-  // Only credentials of the route's kind count (offersRouteScheme).
-  const limiter = createFailureLimiter({ nowMs: () => Date.now(), what: 'authentication attempts' });
-  const limiterKey = (request: FastifyRequest) => `${addressKey(request.ip)} ${credentialIdOf(request.headers.authorization)}`;
+  // Only credentials of the route's kind count (offersRouteScheme). A second count per address
+  // alone, five times higher, stops one address from trying many credential ids (spraying): one
+  // broken client adds at most 20 a minute to it, so it takes several guessers to reach.
+  const perCredential = createFailureLimiter({ nowMs: () => Date.now(), what: 'authentication attempts' });
+  const perAddress = createFailureLimiter({ limit: 5 * 20, nowMs: () => Date.now(), what: 'authentication attempts from this address' });
+  const keysOf = (request: FastifyRequest) => {
+    const address = addressKey(request.ip);
+    return { address, credential: `${address} ${credentialIdOf(request.headers.authorization)}` };
+  };
+  const check = (keys: { address: string; credential: string }) => {
+    perCredential.check(keys.credential);
+    perAddress.check(keys.address);
+  };
 
   async function basic(request: FastifyRequest): Promise<void> {
     const header = request.headers.authorization;
@@ -120,28 +130,29 @@ export function installAuth(
     if (request.is404) return;
     const mode = request.routeOptions.config.auth ?? 'basic';
     if (mode === 'none') return;
-    const key = limiterKey(request);
-    limiter.check(key);
+    const keys = keysOf(request);
+    check(keys);
     try {
       await (mode === 'agent' ? bearer(request) : basic(request));
     } catch (error) {
       if (error instanceof ServiceError && error.code === 'UNAUTHORIZED' && offersRouteScheme(request.headers.authorization, mode)) {
-        limiter.check(key);
-        limiter.record(key);
+        check(keys);
+        perCredential.record(keys.credential);
+        perAddress.record(keys.address);
       }
       throw error;
     }
     // Checked again once the outcome is known, in the same turn as the failures are counted:
     // attempts sent together all pass the first check, and without this one a burst would have
     // every guess answered, a right one included.
-    limiter.check(key);
+    check(keys);
   });
 }
 
 /**
  * For the OpenAPI document: every authenticated route of the API can answer 403 (the token lacks
  * the permission, or the agent's policy refuses) and 429 (too many failed authentications with
- * the caller's credential id from its address), whether or not the route lists them.
+ * the caller's credential id, or of any, from its address), whether or not the route lists them.
  */
 export function documentAuthErrors(schema: FastifySchema | undefined, route: RouteOptions, prefix: string): FastifySchema | undefined {
   const auth = (route.config as { auth?: RouteAuth } | undefined)?.auth ?? 'basic';
