@@ -388,6 +388,20 @@ describe('request bodies', () => {
     expect(yearZero.body.details.errors[0].field).toBe('querystring.createdAfter');
   });
 
+  it('refuses a required name of only white space as it refuses an empty one', async () => {
+    const cases: Array<[string, Record<string, unknown>, string]> = [
+      ['/customers', { customerType: 'INDIVIDUAL', fullName: ' \t ' }, 'fullName'],
+      ['/customers', { customerType: 'BUSINESS', businessInfo: { legalName: '   ' } }, 'businessInfo.legalName'],
+      ['/tokens', { name: '   ', permissions: ['VIEW'] }, 'name'],
+    ];
+    for (const [path, body, field] of cases) {
+      const response = await p.api.post(path, body);
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(response.body.details.errors, JSON.stringify(body)).toContainEqual({ field, constraint: 'minLength', message: 'must not be blank' });
+    }
+    expect((await p.api.post('/tokens', { name: ' a token ', permissions: ['VIEW'] })).status).toBe(201);
+  });
+
   it('refuses date-times that are no storable instant: a leap second, or an offset carrying the year out of 1–9999', async () => {
     const unstorable = ['2016-12-31T23:59:60Z', '9999-12-31T23:59:59-01:00', '0001-01-01T00:30:00+01:00', '0000-12-31T23:00:00-02:00x'];
     for (const createdAfter of unstorable) {

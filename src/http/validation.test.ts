@@ -100,6 +100,29 @@ describe('request validation', () => {
   });
 });
 
+describe('blank strings', () => {
+  it('a string that must not be empty must not be only white space either; patterns, formats and enums decide for themselves', () => {
+    const validate = compile({
+      type: 'object',
+      properties: {
+        name: { type: 'string', minLength: 1 },
+        note: { type: 'string' },
+        code: { type: 'string', minLength: 1, pattern: '^ *x$' },
+        items: { type: 'array', items: { type: 'string', minLength: 2 } },
+      },
+      additionalProperties: false,
+    });
+    expect(validate({ name: ' a ', note: '   ', code: '  x', items: ['  b'] })).toBe(true);
+    expect(validate({ name: ' \t\n\u00a0', items: ['ok', '  '] })).toBe(false);
+    expect(toFieldErrors(validate.errors ?? [], 'body')).toEqual([
+      { field: 'name', constraint: 'minLength', message: 'must not be blank' },
+      { field: 'items.1', constraint: 'minLength', message: 'must not be blank' },
+    ]);
+    expect(validate({ name: '' })).toBe(false);
+    expect(toFieldErrors(validate.errors ?? [], 'body')).toEqual([{ field: 'name', constraint: 'minLength', message: 'must NOT have fewer than 1 characters' }]);
+  });
+});
+
 describe('hasAtMostValues', () => {
   it('counts objects, arrays and scalars once each', () => {
     const data = { a: [1, 2, { b: null }], c: 'x' }; // root, array, 1, 2, object, null, 'x'

@@ -47,7 +47,7 @@ export function isStorableDateTime(value: string): boolean {
  * failFastThenAllErrors). The allErrors instances are made, and their schemas compiled, on first need.
  */
 export function buildValidator(externalSchemas: Record<string, unknown> = {}): FastifySchemaCompiler<any> {
-  const shared = Object.values(externalSchemas) as object[];
+  const shared = Object.values(externalSchemas).map(refusingBlanks) as object[];
   const withShared = (ajv: AjvInstance) => {
     for (const schema of shared) ajv.addSchema(schema);
     return ajv;
@@ -56,6 +56,7 @@ export function buildValidator(externalSchemas: Record<string, unknown> = {}): F
   const allErrors: { body?: AjvInstance; params?: AjvInstance } = {};
   return ({ schema, httpPart }) => {
     const part = httpPart === 'body' ? 'body' : 'params';
+    schema = refusingBlanks(schema);
     const first = failFast[part].compile(schema);
     let all: Validate | undefined;
     const validate = failFastThenAllErrors(first, () => (all ??= (allErrors[part] ??= withShared(makeAjv(part === 'params', true))).compile(schema)));
@@ -64,6 +65,23 @@ export function buildValidator(externalSchemas: Record<string, unknown> = {}): F
 }
 
 type AjvInstance = InstanceType<typeof Ajv>;
+
+/** The pattern refusingBlanks adds: at least one character that is not white space. */
+const NOT_BLANK = '\\S';
+
+/**
+ * A copy of `schema` in which a string that must not be empty (`minLength` ≥ 1) must not be blank
+ * either: a name of three spaces is as missing as an empty one. Strings with a `pattern`, a
+ * `format`, an `enum` or a `const` say precisely what they take and are left as they are.
+ */
+export function refusingBlanks<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map(refusingBlanks) as T;
+  if (!schema || typeof schema !== 'object') return schema;
+  const copy = Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, refusingBlanks(value)])) as Record<string, unknown>;
+  const free = !('pattern' in copy || 'format' in copy || 'enum' in copy || 'const' in copy);
+  if (copy.type === 'string' && typeof copy.minLength === 'number' && copy.minLength >= 1 && free) copy.pattern = NOT_BLANK;
+  return copy as T;
+}
 
 type Validate = ((data: unknown, dataCxt?: Parameters<ValidateFunction>[1]) => boolean) & { errors?: ErrorObject[] | null; schemaEnv?: unknown };
 
@@ -167,6 +185,7 @@ export function toFieldErrors(errors: ErrorObject[], part: string | undefined): 
     if (out.length === MAX_FIELD_ERRORS) break;
     let path = error.instancePath.replace(/^\//, '').replace(/\//g, '.');
     let message = error.message ?? 'is invalid';
+    const blank = error.keyword === 'pattern' && (error.params as { pattern: string }).pattern === NOT_BLANK;
     if (error.keyword === 'required') {
       const missing = (error.params as { missingProperty: string }).missingProperty;
       path = path ? `${path}.${missing}` : missing;
@@ -177,6 +196,8 @@ export function toFieldErrors(errors: ErrorObject[], part: string | undefined): 
       message = 'is not a known field';
     } else if (error.keyword === 'enum') {
       message = `must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
+    } else if (blank) {
+      message = 'must not be blank';
     } else if (error.keyword === 'discriminator') {
       // Report the tag itself: "accountInfo.accountType is missing / not a known type".
       const { tag, error: kind } = error.params as { tag: string; error: 'tag' | 'mapping' };
@@ -184,7 +205,7 @@ export function toFieldErrors(errors: ErrorObject[], part: string | undefined): 
       message = kind === 'mapping' ? 'is not a known type' : 'is required and must be a string';
     }
     const field = `${prefix}${path}` || part || 'body';
-    const constraint = error.keyword === 'discriminator' ? (message.startsWith('is not') ? 'enum' : 'required') : error.keyword;
+    const constraint = error.keyword === 'discriminator' ? (message.startsWith('is not') ? 'enum' : 'required') : blank ? 'minLength' : error.keyword;
     if (out.some((e) => e.field === field && (e.constraint === constraint || error.keyword === 'discriminator'))) continue;
     const key = `${field}|${error.keyword}`;
     // anyOf over literals reports each branch; keep one line per field and rule.

@@ -224,7 +224,7 @@ describe('field validation', () => {
     expectInvalid(await bad(person({ address: { line1: 'x', country: 'US' } })), 'accountInfo.beneficiary.address.postalCode', 'required');
     expectInvalid(await bad(person({ phoneNumber: '555-1234' })), 'accountInfo.beneficiary.phoneNumber', 'pattern');
     expectInvalid(await bad(person({ email: 'not-an-email' })), 'accountInfo.beneficiary.email', 'format');
-    expectInvalid(await bad(person({ fullName: '   ' })), 'accountInfo.beneficiary.fullName', 'pattern');
+    expectInvalid(await bad(person({ fullName: '   ' })), 'accountInfo.beneficiary.fullName', 'minLength');
     expectInvalid(await bad({ beneficiaryType: 'BUSINESS', fullName: 'Acme' }), 'accountInfo.beneficiary.legalName', 'required');
     expectInvalid(await p.api.post('/customers/external-accounts', body('USD_ACCOUNT', usd, { beneficiary: undefined })), 'accountInfo.beneficiary', 'required');
   });

@@ -10,7 +10,7 @@ const common = {
 };
 
 const individualFields = {
-  fullName: Type.String({ minLength: 1, maxLength: 255, pattern: '\\S', description: 'Full legal name of the person holding the account.' }),
+  fullName: Type.String({ minLength: 1, maxLength: 255, description: 'Full legal name of the person holding the account.' }),
   birthDate: Type.String({ format: 'date', description: 'Date of birth, YYYY-MM-DD.' }),
   nationality: Type.String({ pattern: COUNTRY_PATTERN, description: 'Nationality, ISO 3166-1 alpha-2.' }),
   ...common,
@@ -44,7 +44,7 @@ export function individualBeneficiary(variant: IndividualVariant = {}): TSchema 
 export const BusinessBeneficiary = Type.Object(
   {
     beneficiaryType: Type.Literal('BUSINESS', { description: 'The account holder is a company.' }),
-    legalName: Type.String({ minLength: 1, maxLength: 255, pattern: '\\S', description: 'Registered legal name of the company.' }),
+    legalName: Type.String({ minLength: 1, maxLength: 255, description: 'Registered legal name of the company.' }),
     registrationNumber: Type.Optional(Type.String({ maxLength: 100, description: 'Company registration number.' })),
     taxId: Type.Optional(Type.String({ maxLength: 100, description: 'Tax identification number of the company.' })),
     ...withRequired(common, []),
