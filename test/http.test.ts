@@ -218,6 +218,19 @@ describe('/openapi.json', () => {
     expect(missing).toEqual([]);
   });
 
+  it('documents the blank rule: a request string that may not be empty carries the pattern \\S', async () => {
+    const { body: doc } = await t.anonymous.get('/openapi.json');
+    const customerBodies = doc.paths['/2025-10-13/customers'].post.requestBody.content['application/json'].schema;
+    const individual = (customerBodies.oneOf ?? customerBodies.anyOf ?? [customerBodies]).find((s: any) => s.properties?.fullName);
+    expect(individual.properties.fullName).toMatchObject({ minLength: 1, pattern: '\\S' });
+    const token = doc.paths['/2025-10-13/tokens'].post.requestBody.content['application/json'].schema;
+    expect(token.properties.name).toMatchObject({ minLength: 1, pattern: '\\S' });
+    // A shared request schema too (the external account details, under components).
+    const beneficiary = doc.components.schemas.ExternalAccountCreateInfo.oneOf.find((s: any) => s.properties?.beneficiary).properties.beneficiary;
+    const individualBeneficiary = (beneficiary.oneOf ?? [beneficiary]).find((s: any) => s.properties?.fullName);
+    expect(individualBeneficiary.properties.fullName).toMatchObject({ minLength: 1, pattern: '\\S' });
+  });
+
   it('documents the answers any operation can give: 503; 413 and 415 with a body; 401, 403 and 429 when authenticated; 409 and 422 with an Idempotency-Key', async () => {
     const { body: doc } = await t.anonymous.get('/openapi.json');
     const undocumented: string[] = [];

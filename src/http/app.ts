@@ -38,7 +38,7 @@ import { installMetrics } from './metrics.js';
 import { lazyRequestLogger } from './request-logger.js';
 import type { Api } from './types.js';
 import { buildSerializer } from './serialization.js';
-import { buildValidator, documentOptionalBody, markOptionalBodies, refuseBodiesWhereNoneIsRead } from './validation.js';
+import { buildValidator, documentBlankRule, documentOptionalBody, markOptionalBodies, refuseBodiesWhereNoneIsRead } from './validation.js';
 
 export const API_VERSION = '2025-10-13';
 export const API_PREFIX = `/${API_VERSION}`;
@@ -222,7 +222,7 @@ export async function buildHttpApp(deps: CoreDeps, services: Services, options: 
       security: [{ BasicAuth: [] }],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
-    transform: ({ schema, url, route }) => ({ schema: documentCommonErrors(documentAuthErrors(documentIdempotencyKey(documentOptionalBody(schema, route), route), route, API_PREFIX), route, API_PREFIX) as never, url }),
+    transform: ({ schema, url, route }) => ({ schema: documentCommonErrors(documentAuthErrors(documentIdempotencyKey(documentOptionalBody(documentBlankRule(schema), route), route), route, API_PREFIX), route, API_PREFIX) as never, url }),
     transformObject: (documents) => markOptionalBodies('openapiObject' in documents ? documents.openapiObject : documents.swaggerObject),
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });

@@ -237,6 +237,14 @@ export function documentOptionalBody(schema: FastifySchema | undefined, route: R
   return schema?.body && takesOptionalBody ? ({ ...schema, [OPTIONAL_BODY_MARK]: true } as FastifySchema) : schema;
 }
 
+/** For the OpenAPI document (a swagger `transform` step): shows the rule refusingBlanks adds to what a request sends. */
+export function documentBlankRule(schema: FastifySchema | undefined): FastifySchema | undefined {
+  if (!schema) return schema;
+  const documented: Record<string, unknown> = { ...schema };
+  for (const part of ['body', 'querystring', 'params', 'headers']) if (documented[part]) documented[part] = refusingBlanks(documented[part]);
+  return documented as FastifySchema;
+}
+
 /** For the OpenAPI document (swagger `transformObject`): requestBody `required: false` on the marked operations. */
 export function markOptionalBodies<T>(document: T): T {
   const paths = (document as { paths?: Record<string, Record<string, any>> }).paths ?? {};

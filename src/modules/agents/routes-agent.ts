@@ -2,6 +2,7 @@ import { Type, type TSchema } from 'typebox';
 import { errors, IdParam, NoContent } from '../../http/common-schemas.js';
 import { PageOf } from '../../http/pagination.js';
 import type { Api } from '../../http/types.js';
+import { refusingBlanks } from '../../http/validation.js';
 import type { Services } from '../../services.js';
 import { InternalAccountView } from '../accounts/schemas.js';
 import { CustomerExternalAccountCreate, ExternalAccount, ExternalAccountCreateInfo, SCHEMA_IDS, type ExternalAccountView } from '../external-accounts/schemas.js';
@@ -39,7 +40,7 @@ const AgentExternalAccountCreate = Type.Object(
  */
 export function agentRoutes(app: Api, services: Services): void {
   app.register(async (scope) => {
-    scope.addSchema({ ...ExternalAccountCreateInfo, $id: SCHEMA_IDS.createInfo });
+    scope.addSchema(refusingBlanks({ ...ExternalAccountCreateInfo, $id: SCHEMA_IDS.createInfo }));
     scope.addSchema({ ...ExternalAccount, $id: SCHEMA_IDS.account });
     scope.addHook('preHandler', async (request) => {
       const needed = request.routeOptions.config.agentPermission;

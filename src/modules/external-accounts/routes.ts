@@ -2,6 +2,7 @@ import { Type, type TSchema } from 'typebox';
 import { errors, IdParam, NoContent } from '../../http/common-schemas.js';
 import { PageOf } from '../../http/pagination.js';
 import type { Api } from '../../http/types.js';
+import { refusingBlanks } from '../../http/validation.js';
 import type { Services } from '../../services.js';
 import type { Owner } from './repository.js';
 import {
@@ -52,7 +53,7 @@ function byIdRoutes(app: Api, { externalAccounts }: Services, owner: Owner, base
 export function externalAccountRoutes(app: Api, services: Services): void {
   // A scope of its own keeps the shared components local to these routes.
   app.register(async (scope) => {
-    scope.addSchema({ ...ExternalAccountCreateInfo, $id: SCHEMA_IDS.createInfo });
+    scope.addSchema(refusingBlanks({ ...ExternalAccountCreateInfo, $id: SCHEMA_IDS.createInfo }));
     scope.addSchema({ ...ExternalAccount, $id: SCHEMA_IDS.account });
     accountRoutes(scope as unknown as Api, services);
   });
