@@ -21,8 +21,6 @@
 //
 // Every failure is collected and reported at once. FUZZ_LOG=1 prints every request and answer;
 // FUZZ_SEED picks the set of inputs (the failure report names the seed it ran with).
-import AjvModule from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_PREFIX } from '../src/http/app.js';
 import { agentPolicy, connectedAgent, type TestAgent } from './support/agents.js';
@@ -31,12 +29,11 @@ import { PATH_OP_BODIES, PATH_OP_QUERIES, pathIds, queryValues, REFERENCE_PROBES
 import { extAccountBody, ok, quoteBody, realtimeQuoteBody, SANDBOX_RECEIVER, umaReceiveBody, type WorldA, type WorldB, startWorlds } from './support/isolation-world.js';
 import { newCustomer, usdAccount } from './support/quotes.js';
 import { multipart, PDF } from './support/verification.js';
-import { CURSORS, HEADER_JUNK, LONG, mulberry32, nested, QUERY_JUNK, seedOf, shuffled, STRINGS, swapCase, SEED } from './support/fuzz-values.js';
-import { getAt, omit, schemaWalker, withValue, type SchemaWalker } from './support/fuzz-schemas.js';
+import { HEADER_JUNK, mulberry32, seedOf, shuffled, SEED } from './support/fuzz-values.js';
+import { encodeQuery, inputsFrom, operations, pathInputs, type Input, type Operation } from './support/fuzz-inputs.js';
+import { problemWith, schemaJudge, type Answer } from './support/fuzz-judge.js';
+import { getAt, schemaWalker, withValue, type SchemaWalker } from './support/fuzz-schemas.js';
 import type { WebhookReceiver } from './support/webhook-receiver.js';
-
-const Ajv = (AjvModule as any).default ?? AjvModule;
-const addFormats = (addFormatsModule as any).default ?? addFormatsModule;
 
 /** Inputs per operation: those the operation's schema accepts (they reach the service) and those it refuses. */
 const MAX_VALID = 400;
@@ -46,6 +43,8 @@ let t: TestApp;
 let receiver: WebhookReceiver;
 let doc: any;
 let schemas: SchemaWalker;
+let inputs: ReturnType<typeof inputsFrom>;
+let judge: ReturnType<typeof schemaJudge>;
 let A: WorldA;
 let B: WorldB;
 let agent: TestAgent;
@@ -57,51 +56,6 @@ let C: TestPlatform;
 let approvalAgent: TestAgent;
 /** A device code of an agent of A's that nobody redeemed. */
 let deviceCode: string;
-
-// ---------------------------------------------------------------------------------------------
-// The OpenAPI document
-
-interface Operation {
-  key: string;
-  method: string;
-  /** Without the API prefix. */
-  path: string;
-  pathParams: string[];
-  query: Array<{ name: string; required: boolean; schema: any }>;
-  headers: Array<{ name: string; schema: any }>;
-  /** The JSON body's schema, or the multipart form's. */
-  body?: any;
-  multipart: boolean;
-  /** Whether the document says a body must be sent (false: a bare POST is fine). */
-  bodyRequired: boolean;
-  auth: 'basic' | 'agent' | 'none';
-}
-
-function operations(): Operation[] {
-  const out: Operation[] = [];
-  for (const [fullPath, item] of Object.entries<any>(doc.paths)) {
-    const path = fullPath.slice(API_PREFIX.length);
-    for (const [method, op] of Object.entries<any>(item)) {
-      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
-      const security: any[] = op.security ?? doc.security ?? [];
-      const params: any[] = [...(item.parameters ?? []), ...(op.parameters ?? [])];
-      const content = op.requestBody?.content ?? {};
-      out.push({
-        key: `${method.toUpperCase()} ${path}`,
-        method: method.toUpperCase(),
-        path,
-        pathParams: [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!),
-        query: params.filter((p) => p.in === 'query').map((p) => ({ name: p.name, required: !!p.required, schema: schemas.deref(p.schema) })),
-        headers: params.filter((p) => p.in === 'header').map((p) => ({ name: p.name, schema: schemas.deref(p.schema) })),
-        body: schemas.deref(content['application/json']?.schema ?? content['multipart/form-data']?.schema),
-        multipart: !!content['multipart/form-data'],
-        bodyRequired: op.requestBody?.required === true,
-        auth: security.some((s) => 'BasicAuth' in s) ? 'basic' : security.some((s) => 'AgentAuth' in s) ? 'agent' : 'none',
-      });
-    }
-  }
-  return out;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures: the path, valid body and valid query of each operation fuzzed
@@ -235,169 +189,7 @@ function validQuery(op: Operation): Record<string, string> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Inputs
-
-interface Input {
-  label: string;
-  /** Query string, already encoded (without `?`). */
-  query?: string;
-  /** JSON body (any value; `undefined` sends none) or form fields. */
-  body?: unknown;
-  form?: { fields: Record<string, string | undefined>; file: boolean; csv?: string };
-  /** Whether the operation's schema takes the input; undefined: not judged. */
-  valid?: boolean;
-  /** A path other than the operation's fixture (junk in a path parameter). */
-  path?: string;
-  /** The valid body this one was made from. */
-  validBody?: unknown;
-  headers?: Record<string, string>;
-}
-
-function encodeQuery(query: Record<string, string>): string {
-  return Object.entries(query)
-    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
-    .join('&');
-}
-
-function bodyInputs(op: Operation, valid: any): Input[] {
-  const out: Input[] = [
-    { label: 'body []', body: [] },
-    { label: 'body null', body: null },
-    { label: 'body "x"', body: 'x' },
-    { label: 'body {}', body: {} },
-    { label: 'body 0', body: 0 },
-    { label: 'body deeply nested', body: nested(60) },
-    { label: 'body nested 30', body: { ...valid, fuzz: nested(30) } },
-    { label: 'valid body', body: valid },
-    { label: 'unknown field', body: { ...valid, fuzzUnknown: 'x' } },
-    { label: 'no body', body: undefined },
-  ];
-  for (const { path, value, schema } of schemas.places(op.body, valid)) {
-    for (const [what, replacement] of schemas.replacements(schema, value)) out.push({ label: `${path.join('.')} = ${what}`, body: withValue(valid, path, replacement) });
-    out.push({ label: `${path.join('.')} left out`, body: withValue(valid, path.slice(0, -1), omit(getAt(valid, path.slice(0, -1)), path[path.length - 1]!)) });
-  }
-  return out;
-}
-
-/** Cursors that decode, but to nonsense, and garbage that does not. */
-function queryInputs(op: Operation, valid: Record<string, string>): Input[] {
-  const out: Input[] = [{ label: 'valid query', query: encodeQuery(valid) }];
-  const rest = (name: string) => encodeQuery(Object.fromEntries(Object.entries(valid).filter(([k]) => k !== name)));
-  const join = (...parts: string[]) => parts.filter(Boolean).join('&');
-  for (const q of op.query) {
-    const junk: Array<[string, string]> = [...QUERY_JUNK];
-    if (q.name === 'cursor') junk.push(...CURSORS.map((c, i): [string, string] => [`cursor ${i}`, c]));
-    if (q.schema?.enum) for (const e of q.schema.enum.slice(0, 2)) junk.push([`wrong case ${e}`, swapCase(String(e))]);
-    if (q.schema?.maxLength) junk.push([`maxLength ${q.schema.maxLength}`, 'a'.repeat(q.schema.maxLength)]);
-    for (const [what, raw] of junk) out.push({ label: `?${q.name} = ${what}`, query: join(rest(q.name), `${q.name}=${raw}`) });
-    const good = valid[q.name] ?? String(schemas.sample(q.schema) ?? 'x');
-    out.push({ label: `?${q.name} repeated`, query: join(rest(q.name), `${q.name}=${encodeURIComponent(good)}&${q.name}=${encodeURIComponent(good)}`) });
-    out.push({ label: `?${q.name} repeated, different`, query: join(rest(q.name), `${q.name}=${encodeURIComponent(good)}&${q.name}=junk`) });
-    out.push({ label: `?${q.name}[] `, query: join(rest(q.name), `${q.name}[]=${encodeURIComponent(good)}`) });
-    out.push({ label: `?${q.name} without a value`, query: join(rest(q.name), q.name) });
-    if (q.required) out.push({ label: `?${q.name} left out`, query: rest(q.name) });
-  }
-  for (const [from, to] of [['startDate', 'endDate'], ['createdAfter', 'createdBefore'], ['updatedAfter', 'updatedBefore']] as const) {
-    if (!op.query.some((q) => q.name === from) || !op.query.some((q) => q.name === to)) continue;
-    out.push({ label: `${from} after ${to}`, query: join(encodeQuery(valid), `${from}=2030-01-01T00:00:00Z&${to}=2020-01-01T00:00:00Z`) });
-    out.push({ label: `${from} 0001, ${to} 9999`, query: join(encodeQuery(valid), `${from}=0001-01-01T00:00:00Z&${to}=9999-12-31T23:59:59Z`) });
-    out.push({ label: `${from} 9999, ${to} 0001`, query: join(encodeQuery(valid), `${from}=9999-12-31T23:59:59Z&${to}=0001-01-01T00:00:00Z`) });
-  }
-  out.push({ label: 'unknown parameter', query: join(encodeQuery(valid), `fuzzUnknown=${LONG}`) });
-  return out;
-}
-
-function formInputs(op: Operation, valid: Record<string, string>): Input[] {
-  const out: Input[] = [
-    { label: 'valid form', form: { fields: valid, file: true } },
-    { label: 'form without a file', form: { fields: valid, file: false } },
-    { label: 'JSON instead of a form', body: valid },
-  ];
-  for (const name of Object.keys(schemas.deref(op.body)?.properties ?? {})) {
-    if (name === 'file') continue;
-    for (const [what, value] of [...STRINGS.filter(([, v]) => typeof v === 'string'), ['wrong case', swapCase(String(valid[name] ?? 'x'))]] as Array<[string, string]>) {
-      out.push({ label: `form ${name} = ${what}`, form: { fields: { ...valid, [name]: value }, file: true } });
-    }
-    out.push({ label: `form ${name} left out`, form: { fields: { ...valid, [name]: undefined }, file: true } });
-  }
-  if (op.key === 'POST /customers/bulk/csv') {
-    const rows = [
-      'platformCustomerId,customerType,fullName\nfz-1,INDIVIDUAL,Ok',
-      `platformCustomerId,customerType,fullName\nfz-2,INDIVIDUAL,${LONG}`,
-      'platformCustomerId,customerType,fullName\nfz-3,individual,\u0000',
-      'platformCustomerId,customerType,fullName,birthDate\nfz-4,INDIVIDUAL,Old,0001-01-01',
-      'platformCustomerId,customerType,fullName,birthDate\nfz-5,INDIVIDUAL,Bad,2024-02-30',
-      '"unclosed,quote\n',
-      '',
-      '\ufeff😀,😀\n😀,😀',
-    ];
-    rows.forEach((csv, i) => out.push({ label: `csv ${i}`, form: { fields: {}, file: true, csv } }));
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Judging
-
-const ajv = new Ajv({ strict: false, allErrors: false, discriminator: true, validateFormats: true });
-addFormats(ajv);
-const ajvQuery = new Ajv({ strict: false, coerceTypes: 'array', validateFormats: true });
-addFormats(ajvQuery);
-const bodyValidators = new Map<string, any>();
-const queryValidators = new Map<string, any>();
-
-function schemaTakesBody(op: Operation, body: unknown): boolean | undefined {
-  if (op.multipart) return undefined;
-  if (!bodyValidators.has(op.key)) bodyValidators.set(op.key, ajv.compile({ ...op.body, components: doc.components }));
-  // No body (or `null`, which the API reads as none) is the operation's business where one is optional.
-  if (body === undefined || body === null) return op.bodyRequired ? false : undefined;
-  return bodyValidators.get(op.key)(structuredClone(body)) as boolean;
-}
-
-function schemaTakesQuery(op: Operation, raw: string): boolean | undefined {
-  const params = new Map<string, string[]>();
-  for (const part of raw.split('&').filter(Boolean)) {
-    const [k, v = ''] = part.split('=');
-    let key: string;
-    let value: string;
-    try {
-      key = decodeURIComponent(k!);
-      value = decodeURIComponent(v);
-    } catch {
-      return false; // not a query string the server can read
-    }
-    if (value.includes('\u0000') || /[\ud800-\udfff]/.test(value.replace(/[\ud800-\udbff][\udc00-\udfff]/g, ''))) return false;
-    params.set(key, [...(params.get(key) ?? []), value]);
-  }
-  if ([...params.values()].some((v) => v.length > 1)) return undefined; // repeated: not judged
-  if (!queryValidators.has(op.key)) {
-    const schema = { components: doc.components, type: 'object', properties: Object.fromEntries(op.query.map((q) => [q.name, q.schema])), required: op.query.filter((q) => q.required).map((q) => q.name) };
-    queryValidators.set(op.key, ajvQuery.compile(schema));
-  }
-  const query = Object.fromEntries([...params].map(([k, v]) => [k, v[0]]));
-  return queryValidators.get(op.key)(query) as boolean;
-}
-
-interface Answer {
-  status: number;
-  body: any;
-  text: string;
-}
-
-function problemWith(answer: Answer, valid: boolean | undefined): string | undefined {
-  if (answer.status >= 500) return `${answer.status}`;
-  if (answer.status >= 400) {
-    const b = answer.body;
-    if (!b || typeof b !== 'object' || Array.isArray(b)) return `${answer.status} without the error envelope`;
-    if (b.status !== answer.status) return `${answer.status} with envelope status ${b.status}`;
-    if (typeof b.code !== 'string' || b.code.length === 0) return `${answer.status} without a code`;
-    if (typeof b.message !== 'string') return `${answer.status} without a message`;
-    if (b.details !== undefined && (typeof b.details !== 'object' || b.details === null)) return `${answer.status} with details that are not an object`;
-    return undefined;
-  }
-  if (answer.status >= 200 && answer.status < 300 && valid === false) return `${answer.status} ACCEPTED an input its schema refuses`;
-  return undefined;
-}
+// Sending
 
 function headersFor(op: Operation): Record<string, string> {
   if (op.auth === 'agent') return { authorization: `Bearer ${agent.accessToken}` };
@@ -444,6 +236,8 @@ function describe_(op: Operation, path: string, input: Input, answer: Answer): s
 beforeAll(async () => {
   ({ t, receiver, doc, A, B } = await startWorlds());
   schemas = schemaWalker(doc);
+  inputs = inputsFrom(schemas);
+  judge = schemaJudge(doc);
   agent = await connectedAgent(t, A.tp, A.customer, agentPolicy(), 'Fuzz agent');
   approvalAgent = await connectedAgent(t, A.tp, A.customer, agentPolicy({ defaultExecutionMode: 'APPROVAL_REQUIRED' }), 'Fuzz approval agent');
   C = await t.createPlatform({ name: 'Fuzz platform C' });
@@ -474,44 +268,11 @@ function pathOf(op: Operation): string {
   return op.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(ids[name]![0]!));
 }
 
-const PATH_JUNK: Array<[string, string]> = [
-  ['%00', '%00'],
-  ['NUL in an id', 'Customer%3A%00'],
-  ['%ff', '%ff'],
-  ['100 chars', 'a'.repeat(100)],
-  ['emoji', encodeURIComponent('😀名前')],
-  ['SQL', encodeURIComponent(`'; drop table customers; --`)],
-  ['wrong prefix', encodeURIComponent('Token:01a22264-9c99-70c2-899a-a1abd2bf1cde')],
-  ['nil id', encodeURIComponent('Customer:00000000-0000-0000-0000-000000000000')],
-  ['no uuid', encodeURIComponent('Customer:')],
-  ['dot dot', '..'],
-  ['encoded dot dot', '%2e%2e'],
-  ['blank', '%20'],
-  ['lone surrogate escape', '%ED%A0%80'],
-  ['control chars', '%01%1b%7f'],
-  ['number', '1e308'],
-];
-
-function pathInputs(op: Operation, path: string, body: unknown): Input[] {
-  const out: Input[] = [];
-  const valid = path.split('/');
-  const template = op.path.split('/');
-  template.forEach((segment, i) => {
-    if (!segment.startsWith('{')) return;
-    for (const [what, junk] of PATH_JUNK) {
-      const parts = [...valid];
-      parts[i] = junk;
-      out.push({ label: `path ${segment} = ${what}`, path: parts.join('/'), body });
-    }
-  });
-  return out;
-}
-
 describe('robustness', () => {
   it('every fuzzed operation with path parameters has a path', () => {
     const ids = pathIds(A);
     // Operations with a body or query need the object their valid request is for; others take A's first id of each kind.
-    const missing = fuzzed(operations())
+    const missing = fuzzed(operations(doc, schemas))
       .filter((op) => op.pathParams.length > 0 && !PATHS[op.key] && ((op.body || op.query.length > 0) || op.pathParams.some((name) => !ids[name]?.length)))
       .map((op) => op.key);
     expect(missing).toEqual([]);
@@ -520,33 +281,33 @@ describe('robustness', () => {
   it('no bad or edge input gets a 5xx or an answer outside the error envelope', async () => {
     const failures: string[] = [];
     let sentCount = 0;
-    for (const op of fuzzed(operations())) {
+    for (const op of fuzzed(operations(doc, schemas))) {
       const random = mulberry32(seedOf(op.key));
       const path = op.pathParams.length ? pathOf(op) : op.path;
       const query = validQuery(op);
-      let inputs: Input[] = [];
-      if (op.query.length > 0) inputs.push(...queryInputs(op, query).map((i) => ({ ...i, valid: schemaTakesQuery(op, i.query ?? '') })));
+      let cases: Input[] = [];
+      if (op.query.length > 0) cases.push(...inputs.queryInputs(op, query).map((i) => ({ ...i, valid: judge.schemaTakesQuery(op, i.query ?? '') })));
       if (op.body && op.multipart) {
-        inputs.push(...formInputs(op, validBody(op) as Record<string, string>));
+        cases.push(...inputs.formInputs(op, validBody(op) as Record<string, string>));
       } else if (op.body) {
         const q = encodeQuery(query);
         const valid = validBody(op);
-        inputs.push(...bodyInputs(op, valid).map((i) => ({ ...i, query: q || undefined, validBody: valid, valid: schemaTakesBody(op, i.body) })));
+        cases.push(...inputs.bodyInputs(op, valid).map((i) => ({ ...i, query: q || undefined, validBody: valid, valid: judge.schemaTakesBody(op, i.body) })));
         for (const h of op.headers) {
           for (const [what, junk] of HEADER_JUNK) {
             // Idempotency keys are the platform's, across operations: each operation its own.
             const value = junk.length >= 8 ? `${op.key.length}${h.name.length}${op.method}${junk}`.slice(0, junk.length) : junk;
-            inputs.push({ label: `header ${h.name} = ${what}`, query: q || undefined, body: valid, validBody: valid, headers: { [h.name]: value }, valid: value.length <= (h.schema?.maxLength ?? Infinity) && value.length >= (h.schema?.minLength ?? 0) ? undefined : false });
+            cases.push({ label: `header ${h.name} = ${what}`, query: q || undefined, body: valid, validBody: valid, headers: { [h.name]: value }, valid: value.length <= (h.schema?.maxLength ?? Infinity) && value.length >= (h.schema?.minLength ?? 0) ? undefined : false });
           }
         }
       }
       // Junk in each path parameter, the others (and the body) valid.
-      if (op.pathParams.length > 0) inputs.push(...pathInputs(op, path, inputs.find((i) => i.label === 'valid body')?.body ?? (op.body && !op.multipart ? validBody(op) : undefined)));
+      if (op.pathParams.length > 0) cases.push(...pathInputs(op, path, cases.find((i) => i.label === 'valid body')?.body ?? (op.body && !op.multipart ? validBody(op) : undefined)));
       // Every input the schema takes reaches the service: those first, then a sample of the refused.
-      const takes = inputs.filter((i) => i.valid !== false);
-      const refused = inputs.filter((i) => i.valid === false);
-      inputs = [...shuffled(takes, random).slice(0, MAX_VALID), ...shuffled(refused, random).slice(0, MAX_INVALID)];
-      for (const input of inputs) {
+      const takes = cases.filter((i) => i.valid !== false);
+      const refused = cases.filter((i) => i.valid === false);
+      cases = [...shuffled(takes, random).slice(0, MAX_VALID), ...shuffled(refused, random).slice(0, MAX_INVALID)];
+      for (const input of cases) {
         const answer = await send(op, path, input);
         sentCount++;
         if (process.env.FUZZ_LOG) console.log(describe_(op, path, input, answer));
