@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/support/app.js';
-import { capturingLogger, expectBackoffWhileDown, outage } from '../../test/support/faults.js';
+import { capturingLogger, expectBackoffWhileDown, failOnce, outage } from '../../test/support/faults.js';
 import type { Database } from '../db/database.js';
 import { transact } from '../db/transact.js';
 import type { Platform } from '../modules/platform/service.js';
@@ -284,6 +284,34 @@ describe('job leases', () => {
     await first;
     expect(runs).toEqual(['a']);
     expect(await t.corridor.database.db.selectFrom('jobs').select('id').where('platform_id', '=', platform.id).execute()).toEqual([]);
+  });
+
+  it('a renewal the database refuses is logged, and the round goes on to finish its job', async () => {
+    const { platform } = await t.createPlatform();
+    const { database } = t.corridor;
+    const { log, lines } = capturingLogger();
+    const runner = new JobRunner({ database, clock: systemNow() as never, log, leaseMs: 600 });
+    let ran = 0;
+    runner.register('test.renewal-refused', async () => {
+      ran++;
+      await sleep(900); // past the first renewal (every 200 ms) and the lease itself
+    });
+    await enqueueJobs(database.db, platform, [{ kind: 'test.renewal-refused' }], systemNow());
+    // Only a renewal extends a held lease without a new claim (which counts an attempt).
+    const restore = await failOnce(
+      database.db,
+      'jobs',
+      'update',
+      `new.platform_id = '${platform.id}' and old.locked_until is not null and new.locked_until > old.locked_until and new.attempts = old.attempts`,
+    );
+    try {
+      expect(await runner.runDue(platform.id)).toBe(1);
+    } finally {
+      await restore();
+    }
+    expect(ran).toBe(1);
+    expect(lines.filter((l) => l.msg === 'job lease renewal failed')).toHaveLength(1);
+    expect(await database.db.selectFrom('jobs').select('id').where('platform_id', '=', platform.id).execute()).toEqual([]);
   });
 
   it.each([
