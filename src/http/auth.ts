@@ -68,6 +68,9 @@ function offersRouteScheme(header: string | undefined, mode: 'basic' | 'agent'):
   return header?.toLowerCase().startsWith(mode === 'agent' ? 'bearer ' : 'basic ') ?? false;
 }
 
+/** Failed authentications a minute allowed from one address with one credential id. */
+const FAILURES_PER_CREDENTIAL = 20;
+
 function unauthorized(message: string): ServiceError {
   return new ServiceError('UNAUTHORIZED', message, { headers: { 'www-authenticate': 'Basic realm="corridor"' } });
 }
@@ -80,9 +83,9 @@ export function installAuth(
   // a client that shares the address (behind a proxy) but uses another token is not locked out.
   // Only credentials of the route's kind count (offersRouteScheme). A second count per address
   // alone, five times higher, stops one address from trying many credential ids (spraying): one
-  // broken client adds at most 20 a minute to it, so it takes several guessers to reach.
-  const perCredential = createFailureLimiter({ nowMs: () => Date.now(), what: 'authentication attempts' });
-  const perAddress = createFailureLimiter({ limit: 5 * 20, nowMs: () => Date.now(), what: 'authentication attempts from this address' });
+  // broken client adds at most its own limit a minute to it, so it takes several guessers to reach.
+  const perCredential = createFailureLimiter({ limit: FAILURES_PER_CREDENTIAL, nowMs: () => Date.now(), what: 'authentication attempts' });
+  const perAddress = createFailureLimiter({ limit: 5 * FAILURES_PER_CREDENTIAL, nowMs: () => Date.now(), what: 'authentication attempts from this address' });
   const keysOf = (request: FastifyRequest) => {
     const address = addressKey(request.ip);
     return { address, credential: `${address} ${credentialIdOf(request.headers.authorization)}` };
