@@ -25,6 +25,25 @@ const WAIT_MS = 1_000;
 
 const reads = (table: string, id: string) => (sql: string, parameters: readonly unknown[]) => sql.includes(`from "${table}"`) && parameters.includes(id);
 
+/**
+ * Submits a verification of `customerId` with `send` placed right after its first query that
+ * `matches`; `send` gets WAIT_MS to answer before the submission goes on. Returns both answers.
+ */
+async function verifyRacing(customerId: string, matches: (sql: string, parameters: readonly unknown[]) => boolean, send: () => Promise<ApiResponse>) {
+  let raced: Promise<ApiResponse> | undefined;
+  const race = afterQuery(t, matches, async () => {
+    raced = send();
+    await answerWithin(raced, WAIT_MS);
+  });
+  try {
+    const verification = expectStatus(await p.api.post('/verifications', { customerId }), 200);
+    expect(race.fired()).toBe(true);
+    return { verification, raced: await raced! };
+  } finally {
+    race.restore();
+  }
+}
+
 async function storedKycStatus(customerId: string): Promise<string | null> {
   const row = await t.corridor.database.db.selectFrom('customers').select('kyc_status').where('id', '=', customerId).executeTakeFirstOrThrow();
   return row.kyc_status;
@@ -34,41 +53,21 @@ describe('POST /verifications racing', () => {
   it('a document deletion: it waits for the decision, then is refused while the review is open', async () => {
     const customer = await completeIndividual(p, 'Race Review 001');
     const passport = await uploadDocument(p, customer.id);
-    let deleting: Promise<ApiResponse> | undefined;
-    const race = afterQuery(t, reads('documents', customer.id), async () => {
-      deleting = p.api.delete(`/documents/${passport.id}`);
-      await answerWithin(deleting, WAIT_MS);
-    });
-    try {
-      const verification = expectStatus(await p.api.post('/verifications', { customerId: customer.id }), 200);
-      expect(race.fired()).toBe(true);
-      expect(verification.verificationStatus).toBe('PENDING_MANUAL_REVIEW');
-      expectError((await deleting)!, 409, 'CONFLICT');
-      expectStatus(await p.api.get(`/documents/${passport.id}`), 200);
-    } finally {
-      race.restore();
-    }
+    const { verification, raced } = await verifyRacing(customer.id, reads('documents', customer.id), () => p.api.delete(`/documents/${passport.id}`));
+    expect(verification.verificationStatus).toBe('PENDING_MANUAL_REVIEW');
+    expectError(raced, 409, 'CONFLICT');
+    expectStatus(await p.api.get(`/documents/${passport.id}`), 200);
   });
 
   it('the customer\'s deletion: the deletion waits, and finds the customer as the verification left it', async () => {
     const customer = await completeIndividual(p, 'Race Deleted');
     await uploadDocument(p, customer.id);
-    let deleting: Promise<ApiResponse> | undefined;
-    const race = afterQuery(t, reads('customers', customer.id), async () => {
-      deleting = p.api.delete(`/customers/${customer.id}`);
-      await answerWithin(deleting, WAIT_MS);
-    });
-    try {
-      const verification = expectStatus(await p.api.post('/verifications', { customerId: customer.id }), 200);
-      expect(race.fired()).toBe(true);
-      const deleted = expectStatus((await deleting)!, 200);
-      expect(verification.kycStatus).toBe('APPROVED');
-      // Nothing changed the customer after its deletion.
-      expect(deleted.kycStatus).toBe('APPROVED');
-      expect(await storedKycStatus(customer.id)).toBe('APPROVED');
-    } finally {
-      race.restore();
-    }
+    const { verification, raced } = await verifyRacing(customer.id, reads('customers', customer.id), () => p.api.delete(`/customers/${customer.id}`));
+    const deleted = expectStatus(raced, 200);
+    expect(verification.kycStatus).toBe('APPROVED');
+    // Nothing changed the customer after its deletion.
+    expect(deleted.kycStatus).toBe('APPROVED');
+    expect(await storedKycStatus(customer.id)).toBe('APPROVED');
   });
 });
 
