@@ -5,7 +5,7 @@ import { capturingLogger, expectBackoffWhileDown, failOnce, outage } from '../..
 import type { Database } from '../db/database.js';
 import { transact } from '../db/transact.js';
 import type { Platform } from '../modules/platform/service.js';
-import { enqueueJobs, JobRunner, retryDelayMs } from './jobs.js';
+import { enqueueJobs, JobRunner, platformAsOfDue, retryDelayMs, type ClaimedJob } from './jobs.js';
 
 /** A service context outside any request: no Idempotency-Key to record. */
 const contextOf = (database: Database, platform: Platform) => ({ platform, tx: <T>(work: (trx: any) => Promise<T>) => transact(database.db, work) });
@@ -352,6 +352,34 @@ describe('polling while the database is down', () => {
 });
 
 describe('due times', () => {
+  it('run as of their due times after a clock advance: a window of due times within a second runs as of its last', async () => {
+    const { platform } = await t.createPlatform();
+    const { database, services, clock } = t.corridor;
+    const start = clock.now(platform).getTime();
+    const dueAfterMs = [1_000, 1_500, 10_000, 60_000];
+    const ran: { batch: number; dueMs: number; asOfMs: number }[] = [];
+    let batches = 0;
+    const asOf = async (job: ClaimedJob) => clock.now(await platformAsOfDue(job, (id) => services.platforms.get(id))).getTime();
+    const record = async (jobs: ClaimedJob[]) => {
+      const batch = batches++;
+      for (const job of jobs) ran.push({ batch, dueMs: Number(job.payload.dueMs), asOfMs: await asOf(job) });
+    };
+    services.jobs.register('test.as-of', (job) => record([job]));
+    services.jobs.registerBatch('test.as-of', record);
+    const specs = dueAfterMs.map((ms) => ({ kind: 'test.as-of', payload: { dueMs: start + ms }, runAt: new Date(start + ms) }));
+    await enqueueJobs(database.db, platform, specs, clock);
+
+    await services.platforms.advanceClock(contextOf(database, platform), 3600);
+    ran.sort((a, b) => a.dueMs - b.dueMs);
+    const windowEnds = [start + 1_500, start + 1_500, start + 10_000, start + 60_000];
+    ran.forEach((r, i) => {
+      expect(r.asOfMs).toBeGreaterThanOrEqual(windowEnds[i]);
+      expect(r.asOfMs).toBeLessThan(windowEnds[i] + 250);
+    });
+    expect(ran[0].batch).toBe(ran[1].batch);
+    expect(new Set(ran.map((r) => r.batch)).size).toBe(3);
+  });
+
   it('are made real time with the clock offset the platform row holds, not the caller\'s copy; a system job\'s stays as given', async () => {
     const { platform } = await t.createPlatform();
     const { database, services } = t.corridor;

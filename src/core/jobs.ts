@@ -41,6 +41,11 @@ export interface ClaimedJob {
   payload: Record<string, unknown>;
   attempts: number;
   maxAttempts: number;
+  /**
+   * How long before its claim the job's due-time window ended (see DUE_WINDOW_MS): what a job does
+   * is stamped as of that time (`platformAsOfDue`), not of the clock after the advance that made it due.
+   */
+  lateMs: number;
 }
 
 export type JobHandler = (job: ClaimedJob) => Promise<void>;
@@ -95,6 +100,37 @@ export async function shiftPlatformJobs(ex: Executor, platformId: string, ms: nu
 }
 
 const LEASE_MS = 60_000;
+
+/**
+ * Claimed jobs due within this of the first of them run as of the same time, the last of their
+ * due times: jobs that one clock advance made due run as of their own due times (to within this),
+ * while jobs that fall due close together, as under load, still batch.
+ */
+const DUE_WINDOW_MS = 1000;
+
+/** Each job's `lateMs`: `nowMs` less the last due time of its window (jobs in the same window share it). */
+function latenessByWindow(due: { id: number; dueMs: number }[], nowMs: number): Map<number, number> {
+  const sorted = [...due].sort((a, b) => a.dueMs - b.dueMs);
+  const lateness = new Map<number, number>();
+  for (let start = 0; start < sorted.length; ) {
+    let end = start;
+    while (end + 1 < sorted.length && sorted[end + 1].dueMs - sorted[start].dueMs <= DUE_WINDOW_MS) end++;
+    const late = Math.max(0, nowMs - sorted[end].dueMs);
+    for (let i = start; i <= end; i++) lateness.set(sorted[i].id, late);
+    start = end + 1;
+  }
+  return lateness;
+}
+
+/**
+ * The job's platform with its clock reading the job's due time (see `ClaimedJob.lateMs`), so that
+ * what the job records (`settledAt`, `updatedAt`, event timestamps) and schedules next counts from
+ * when it fell due. Undefined for a system job or a platform that is gone.
+ */
+export async function platformAsOfDue<P extends ClockSubject>(job: ClaimedJob, platformOf: (id: string) => Promise<P | undefined>): Promise<P | undefined> {
+  const platform = job.platformId ? await platformOf(job.platformId) : undefined;
+  return platform && job.lateMs > 0 ? { ...platform, clockOffsetMs: platform.clockOffsetMs - job.lateMs } : platform;
+}
 
 /** The claimed jobs still held under this claim: `attempts` is the claim's fencing token. */
 function ofThisClaim(jobs: ClaimedJob[]) {
@@ -318,10 +354,11 @@ export class JobRunner {
         if (platformId) due = due.where('platform_id', '=', platformId);
         return due.orderBy('due_at').limit(literalLimit(size)).forUpdate().skipLocked();
       })
-      .returning(['id', 'platform_id', 'kind', 'payload', 'attempts', 'max_attempts'])
+      .returning(['id', 'platform_id', 'kind', 'payload', 'attempts', 'max_attempts', 'due_at'])
       .returning(sql<number | null>`(select clock_offset_ms from platforms where platforms.id = jobs.platform_id)`.as('clock_offset_ms'))
       .execute();
     for (const r of rows) if (r.platform_id && r.clock_offset_ms !== null) this.options.clockSeen?.(r.platform_id, Number(r.clock_offset_ms));
+    const lateness = latenessByWindow(rows.map((r) => ({ id: r.id, dueMs: new Date(r.due_at).getTime() })), nowMs);
     return rows.map((r) => ({
       id: r.id,
       platformId: r.platform_id,
@@ -329,10 +366,14 @@ export class JobRunner {
       payload: (r.payload ?? {}) as Record<string, unknown>,
       attempts: r.attempts,
       maxAttempts: r.max_attempts,
+      lateMs: lateness.get(r.id)!,
     }));
   }
 
-  /** Runs claimed jobs, batches where a kind has a batch handler; returns those that succeeded. */
+  /**
+   * Runs claimed jobs, batches (of one kind and one due-time window) where a kind has a batch
+   * handler; returns those that succeeded.
+   */
   private async executeAll(jobs: ClaimedJob[]): Promise<Set<ClaimedJob>> {
     const done = new Set<ClaimedJob>();
     const runAlone = async (group: ClaimedJob[]) => {
@@ -340,7 +381,8 @@ export class JobRunner {
       group.forEach((job, i) => results[i] && done.add(job));
     };
     await Promise.all(
-      [...groupBy(jobs, (job) => job.kind)].map(async ([kind, group]) => {
+      [...groupBy(jobs, (job) => `${job.kind} ${job.lateMs}`)].map(async ([, group]) => {
+        const { kind } = group[0];
         const batch = this.batchHandlers.get(kind);
         if (!batch || group.length === 1) return runAlone(group);
         try {

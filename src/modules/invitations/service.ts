@@ -4,7 +4,7 @@ import type { PlatformRef, ServiceContext } from '../../core/context.js';
 import { currency } from '../../core/currencies.js';
 import { invalidInput, ServiceError } from '../../core/errors.js';
 import { emitEvents } from '../../core/events.js';
-import { enqueueJobs, type JobRunner } from '../../core/jobs.js';
+import { enqueueJobs, platformAsOfDue, type ClaimedJob, type JobRunner } from '../../core/jobs.js';
 import type { Database, Executor, Trx } from '../../db/database.js';
 import { transact } from '../../db/transact.js';
 import { UMA_ADDRESS } from '../customers/rules.js';
@@ -185,9 +185,10 @@ export function createInvitationService(deps: InvitationServiceDeps) {
   }
 
   /** The expiry job; one that runs early (another process's clock) schedules itself again. */
-  async function expire(code: string): Promise<void> {
+  async function expire(job: ClaimedJob): Promise<void> {
+    const code = String(job.payload.code);
     const row = await repo.findInvitation(database.db, code);
-    const platform = row?.status === 'PENDING' && row.expires_at ? await deps.platforms.get(row.platform_id) : undefined;
+    const platform = row?.status === 'PENDING' && row.expires_at ? await platformAsOfDue(job, (id) => deps.platforms.get(id)) : undefined;
     if (!row?.expires_at || !platform) return;
     const now = clock.now(platform);
     if (now >= row.expires_at) {
@@ -198,7 +199,7 @@ export function createInvitationService(deps: InvitationServiceDeps) {
   }
 
   function registerJobs(jobs: JobRunner): void {
-    jobs.register(EXPIRY_JOB, (job) => expire(String(job.payload.code)));
+    jobs.register(EXPIRY_JOB, expire);
   }
 
   return { create, get, claim, cancel, cancelCustomerInvitations, registerJobs };

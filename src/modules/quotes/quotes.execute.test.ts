@@ -143,10 +143,14 @@ describe('POST /quotes/{quoteId}/execute', () => {
     const { quote, account } = await scenario('001');
     await advance(p, 299);
     expect((await state(quote)).quote.status).toBe('PENDING');
-    await advance(p, 2);
+    await advance(p, 3_600);
     const after = await state(quote);
     expect(after.quote.status).toBe('EXPIRED');
     expect(after.tx).toMatchObject({ status: 'EXPIRED', failureReason: 'QUOTE_EXPIRED' });
+    // As of its expiry (swept on the next whole second, run within a second), not the advance's end.
+    const expiredAfterMs = Date.parse(after.tx.updatedAt) - Date.parse(quote.expiresAt);
+    expect(expiredAfterMs).toBeGreaterThanOrEqual(0);
+    expect(expiredAfterMs).toBeLessThan(2_000);
     expect(after.events).toEqual([`${P}PENDING`, `${P}EXPIRED`]);
     expectError(await p.api.post(`/quotes/${quote.id}/execute`), 409, 'QUOTE_EXPIRED');
     expect(await balances(t, account)).toEqual({ available: FUNDS, posted: FUNDS });

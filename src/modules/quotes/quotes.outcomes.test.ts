@@ -50,6 +50,23 @@ async function countEvents(type: string, objectId: string): Promise<number> {
   return rows.length;
 }
 
+/** The platform-clock time of each event of a transaction, by type. */
+async function eventTimes(transactionId: string): Promise<Record<string, number>> {
+  const rows = await t.corridor.database.db
+    .selectFrom('events')
+    .select(['type', 'created_at'])
+    .where('platform_id', '=', p.platform.id)
+    .where(sql<string>`data->>'id'`, '=', transactionId)
+    .execute();
+  return Object.fromEntries(rows.map((r) => [r.type, r.created_at.getTime()]));
+}
+
+/** `later` came `ms` after `earlier`, to within the job runner's due-time window (a second). */
+function expectAfter(earlier: number, later: number, ms: number): void {
+  expect(later - earlier).toBeGreaterThanOrEqual(ms);
+  expect(later - earlier).toBeLessThan(ms + 1_000);
+}
+
 describe('sandbox outcomes of a payout (SPEC 4.7, by the external account suffix)', () => {
   it('other suffixes: PROCESSING with the funds held, COMPLETED a second later', async () => {
     const { quote, account } = await scenario('001');
@@ -249,7 +266,7 @@ describe('sandbox outcomes of a payout (SPEC 4.7, by the external account suffix
     await expectLedgerClean(t, p.platform.id);
   });
 
-  it('005 with one long clock jump applies both steps in order', async () => {
+  it('005 with one long clock jump applies both steps in order, each as of its due time', async () => {
     const { quote, account } = await scenario('005');
     await p.api.post(`/quotes/${quote.id}/execute`);
     await advance(p, 600);
@@ -257,6 +274,22 @@ describe('sandbox outcomes of a payout (SPEC 4.7, by the external account suffix
     expect(after.quote.status).toBe('FAILED');
     expect(after.events).toEqual([`${P}PENDING`, `${P}PROCESSING`, `${P}COMPLETED`, `${P}FAILED`, `${P}REFUND_COMPLETED`]);
     expect(await balances(t, account)).toEqual({ available: FUNDS, posted: FUNDS });
+    // Completed a second after the execution and returned a minute after it, not both at the advance's end.
+    const at = await eventTimes(quote.transactionId);
+    expectAfter(at[`${P}PROCESSING`], at[`${P}COMPLETED`], 1_000);
+    expectAfter(at[`${P}PROCESSING`], at[`${P}FAILED`], 60_000);
+    expectAfter(at[`${P}PROCESSING`], at[`${P}REFUND_COMPLETED`], 60_000);
+  });
+
+  it('003 with one long clock jump settles six minutes after the execution, not at the advance\'s end', async () => {
+    const { quote } = await scenario('003');
+    await p.api.post(`/quotes/${quote.id}/execute`);
+    await advance(p, 3_600);
+    const after = await state(quote);
+    expect(after.tx.status).toBe('COMPLETED');
+    const at = await eventTimes(quote.transactionId);
+    expectAfter(at[`${P}PROCESSING`], Date.parse(after.tx.settledAt), 360_000);
+    expectAfter(at[`${P}PROCESSING`], at[`${P}COMPLETED`], 360_000);
   });
 
   it('006: the user cancels; refunded with reason USER_CANCELLATION', async () => {

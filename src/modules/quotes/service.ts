@@ -1,6 +1,6 @@
 import type { PlatformRef } from '../../core/context.js';
 import { groupBy } from '../../core/collections.js';
-import type { ClaimedJob, JobRunner } from '../../core/jobs.js';
+import { platformAsOfDue, type ClaimedJob, type JobRunner } from '../../core/jobs.js';
 import { createQuoteCreation } from './create.js';
 import { accountDestinations, umaDestinationsUnavailable } from './destinations.js';
 import { createQuoteExecution, RECOVERY_JOB } from './execute.js';
@@ -47,13 +47,14 @@ export function createQuoteService(deps: QuoteServiceDeps) {
   /** Registers the quote jobs (expiry, rail steps, recovery) with the runner. */
   function registerJobs(jobs: JobRunner, platformOf: (id: string) => Promise<PlatformRef | undefined>): void {
     const withPlatform = (run: (platform: PlatformRef, job: ClaimedJob) => Promise<void>) => async (job: ClaimedJob) => {
-      const platform = job.platformId ? await platformOf(job.platformId) : undefined;
+      const platform = await platformAsOfDue(job, platformOf);
       if (platform) await run(platform, job);
     };
+    // A batch's jobs share one due-time window, so the first one's time stands for the group's.
     const byPlatform = (run: (platform: PlatformRef, group: ClaimedJob[]) => Promise<void>) => async (batch: ClaimedJob[]) => {
       await Promise.all(
-        [...groupBy(batch, (job) => job.platformId)].map(async ([platformId, group]) => {
-          const platform = platformId ? await platformOf(platformId) : undefined;
+        [...groupBy(batch, (job) => job.platformId)].map(async ([, group]) => {
+          const platform = await platformAsOfDue(group[0], platformOf);
           if (platform) await run(platform, group);
         }),
       );
@@ -72,7 +73,11 @@ export function createQuoteService(deps: QuoteServiceDeps) {
       }),
     );
     jobs.registerBatch(STEP_JOB, byPlatform((platform, group) => outcomes.runSteps(platform, group.map(stepOf))));
-    jobs.register(RECOVERY_JOB, withPlatform((platform, job) => execution.recover(platform, String(job.payload.quoteId))));
+    // Recovery asks the destination again now, in real time, not as of when the job fell due.
+    jobs.register(RECOVERY_JOB, async (job) => {
+      const platform = job.platformId ? await platformOf(job.platformId) : undefined;
+      if (platform) await execution.recover(platform, String(job.payload.quoteId));
+    });
   }
 
   return {

@@ -1,7 +1,7 @@
 import type { Clock } from '../../core/clock.js';
 import type { PlatformRef, ServiceContext } from '../../core/context.js';
 import { ServiceError } from '../../core/errors.js';
-import { enqueueJobs, type JobRunner } from '../../core/jobs.js';
+import { enqueueJobs, platformAsOfDue, type JobRunner } from '../../core/jobs.js';
 import type { Database, Trx } from '../../db/database.js';
 import type { LedgerService } from '../ledger/service.js';
 import type { FailureReason } from './lifecycle.js';
@@ -228,7 +228,7 @@ export function createIncomingPayments(deps: IncomingPaymentDeps) {
     /** Registers the approval jobs' handlers: the deadline and answers applied again (called from the composition root). */
     registerJobs(platformOf: (id: string) => Promise<PlatformRef | undefined>): void {
       deps.jobs.register(DEADLINE_JOB, async (job) => {
-        const platform = job.platformId ? await platformOf(job.platformId) : undefined;
+        const platform = await platformAsOfDue(job, platformOf);
         if (!platform) return;
         await transact(database.db, (trx) => decide(trx, platform, String(job.payload.transactionId), { kind: 'fail', failureReason: 'PAYMENT_APPROVAL_TIMED_OUT' }));
       });

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../core/clock.js';
 import type { PlatformRef } from '../../core/context.js';
 import { ServiceError } from '../../core/errors.js';
-import { enqueueJobs, type ClaimedJob, type JobRunner, type JobSpec } from '../../core/jobs.js';
+import { enqueueJobs, platformAsOfDue, type ClaimedJob, type JobRunner, type JobSpec } from '../../core/jobs.js';
 import type { Database, Trx } from '../../db/database.js';
 import type { LedgerService } from '../ledger/service.js';
 import type { RailEvent, RailPlan, RailRequest } from '../rails/rail.js';
@@ -225,6 +225,7 @@ export function createTransferDriver(deps: TransferDriverDeps) {
     return transactions.require(database.db, platform.id, i.transactionId);
   }
 
+  /** Asks the rail now (real time, not as of the job's due time): it is not a step of the rail's plan. */
   async function onRecovery(job: ClaimedJob): Promise<void> {
     const platform = job.platformId ? await deps.platformOf(job.platformId) : undefined;
     if (!platform) return;
@@ -238,7 +239,7 @@ export function createTransferDriver(deps: TransferDriverDeps) {
   }
 
   async function onStep(job: ClaimedJob): Promise<void> {
-    const platform = job.platformId ? await deps.platformOf(job.platformId) : undefined;
+    const platform = await platformAsOfDue(job, deps.platformOf);
     if (!platform) return;
     const { transactionId, currency, event } = stepOf(job);
     const settlement = await settlementAccount(platform, currency);
@@ -254,14 +255,16 @@ export function createTransferDriver(deps: TransferDriverDeps) {
     const completions = batch.filter((job) => stepOf(job).event.kind === 'COMPLETED');
     const others = batch.filter((job) => !completions.includes(job));
     await Promise.all([
-      ...[...groupBy(completions, (job) => job.platformId)].map(([platformId, jobs]) => settleCompletions(platformId, jobs.map(stepOf))),
+      ...[...groupBy(completions, (job) => job.platformId)].map(([, jobs]) => settleCompletions(jobs)),
       ...others.map(onStep),
     ]);
   }
 
-  async function settleCompletions(platformId: string | null, steps: StepPayload[]): Promise<void> {
-    const platform = platformId ? await deps.platformOf(platformId) : undefined;
+  /** Completions of one platform, claimed in one due-time window (the first job's time stands for all). */
+  async function settleCompletions(jobs: ClaimedJob[]): Promise<void> {
+    const platform = await platformAsOfDue(jobs[0], deps.platformOf);
     if (!platform) return;
+    const steps = jobs.map(stepOf);
     const settlements = new Map(await Promise.all([...new Set(steps.map((s) => s.currency))].map(async (c) => [c, await settlementAccount(platform, c)] as const)));
     await transact(database.db, async (trx) => {
       const ids = steps.map((s) => s.transactionId);

@@ -189,6 +189,22 @@ describe('POST /transfer-out on the sandbox rail', () => {
     expect(await ledgerStates(body.id)).toEqual(['VOIDED']);
   });
 
+  it('one long clock advance settles and fails each transfer as of its due time, not the advance\'s end', async () => {
+    const send = async (suffix: string) =>
+      expectCreated(await p.api.post('/transfer-out', { source: { accountId: alice.usd }, destination: { accountId: await externalAccount(p, alice.id, suffix) }, amount: 100 }));
+    const [completing, timingOut] = [await send('001'), await send('005')];
+    await advance(3_600);
+    const [completed, failed] = [await getTx(completing.id), await getTx(timingOut.id)];
+    expect(completed.status).toBe('COMPLETED');
+    expect(failed.status).toBe('FAILED');
+    const after = (from: { createdAt: string }, at: string) => Date.parse(at) - Date.parse(from.createdAt);
+    // To within the job runner's due-time window of a second.
+    expect(after(completing, completed.settledAt)).toBeGreaterThanOrEqual(1_000);
+    expect(after(completing, completed.settledAt)).toBeLessThan(2_000);
+    expect(after(timingOut, failed.updatedAt)).toBeGreaterThanOrEqual(30_000);
+    expect(after(timingOut, failed.updatedAt)).toBeLessThan(31_000);
+  });
+
   it('moves the platform\'s own money to the platform\'s external account', async () => {
     const own = (await p.api.get('/platform/internal-accounts', { currency: 'USD' })).body.data[0].id;
     await p.api.post(`/sandbox/internal-accounts/${own}/fund`, { amount: 10_000 });
