@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI, ensureBuilt, ROOT } from '../../test/support/server-process.js';
-import { lockDataDir } from './data-dir-lock.js';
+import { lockDataDir, removeStale } from './data-dir-lock.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -97,5 +97,26 @@ describe('PGlite data directory lock', () => {
     writeFileSync(`${location}.lock`, String(process.ppid));
     expect(() => lockDataDir(location)).toThrow(`the embedded database in ${location} is in use by process ${process.ppid}`);
     expect(readFileSync(`${location}.lock`, 'utf8')).toBe(String(process.ppid));
+  });
+
+  it('a takeover that comes late never removes the lock of the process that took over first', () => {
+    const lockFile = `${newLocation()}.lock`;
+    const dead = deadPid();
+    // This process read the dead holder's pid, then another took the lock over before it went on.
+    writeFileSync(lockFile, String(process.ppid));
+    expect(removeStale(lockFile, dead)).toBe(true); // try the create again, which finds the live lock
+    expect(readFileSync(lockFile, 'utf8')).toBe(String(process.ppid));
+    expect(existsSync(`${lockFile}.takeover-${dead}`)).toBe(false);
+
+    // Another process is taking the same lock over right now: leave it to that one.
+    writeFileSync(lockFile, String(dead));
+    writeFileSync(`${lockFile}.takeover-${dead}`, String(process.ppid));
+    expect(removeStale(lockFile, dead)).toBe(false);
+    expect(readFileSync(lockFile, 'utf8')).toBe(String(dead));
+
+    // A takeover whose process died: say what to remove rather than refuse for ever in silence.
+    const deadTaker = deadPid();
+    writeFileSync(`${lockFile}.takeover-${dead}`, String(deadTaker));
+    expect(() => removeStale(lockFile, dead)).toThrow(`process ${deadTaker} died while taking over ${lockFile} from process ${dead}: remove ${lockFile} and ${lockFile}.takeover-${dead}`);
   });
 });

@@ -1,4 +1,4 @@
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { constants } from 'node:os';
 
 /**
@@ -8,7 +8,7 @@ import { constants } from 'node:os';
  * The lock file is created exclusively (`wx`): of processes opening the directory at the same
  * moment, one creates it and the others find it. Reading it first and writing it after let two
  * processes that opened one directory within a millisecond both have it (2 of 4 rounds). A lock
- * of a process that no longer runs is taken over, once (`takeOverStale`).
+ * of a process that no longer runs is taken over, once (`removeStale`).
  */
 export function lockDataDir(location: string): () => void {
   mkdirSync(location, { recursive: true });
@@ -23,9 +23,11 @@ export function lockDataDir(location: string): () => void {
     const holder = readHolder(lockFile);
     // This process's own pid: a pid reused after a restart (a container's), or a second open here.
     if (holder === process.pid) break;
-    const stale = holder === 0 || (holder !== undefined && !processAlive(holder));
-    if (attempt > 0 || !stale || !takeOverStale(lockFile, holder)) {
-      throw new Error(`the embedded database in ${location} is in use by ${holder === undefined ? 'another process' : `process ${holder}`}; stop it first or use DATABASE_URL`);
+    // Gone since the create failed (its holder let it go): create it again, a bounded number of times.
+    if (holder === GONE && attempt < 3) continue;
+    const stale = holder === ABANDONED || (typeof holder === 'number' && holder > 0 && !processAlive(holder));
+    if (attempt > 0 || !stale || !removeStale(lockFile, holder)) {
+      throw new Error(`the embedded database in ${location} is in use by ${typeof holder === 'number' && holder > 0 ? `process ${holder}` : 'another process'}; stop it first or use DATABASE_URL`);
     }
   }
   holdLock(lockFile);
@@ -37,47 +39,52 @@ export function lockDataDir(location: string): () => void {
 
 /** How long a lock file may stay empty (its creator has not written its pid yet) before it counts as abandoned. */
 const EMPTY_LOCK_GRACE_MS = 10_000;
+/** `readHolder`: no lock file. */
+const GONE = 'gone';
+/** `readHolder`: a lock file left empty long ago (its creator died before writing its pid). */
+const ABANDONED = 0;
 
 /**
  * The pid in a lock file; `undefined` while it cannot tell (the file was created but its pid not
- * yet written); 0 when it is gone or was left empty long ago (nobody holds it).
+ * yet written); ABANDONED when it was left empty long ago; GONE when there is none.
  */
-function readHolder(lockFile: string): number | undefined {
+function readHolder(lockFile: string): number | undefined | typeof GONE {
   try {
     const text = readFileSync(lockFile, 'utf8').trim();
     if (/^\d+$/.test(text)) return Number(text);
-    return Date.now() - statSync(lockFile).mtimeMs > EMPTY_LOCK_GRACE_MS ? 0 : undefined;
+    return Date.now() - statSync(lockFile).mtimeMs > EMPTY_LOCK_GRACE_MS ? ABANDONED : undefined;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return GONE;
     throw error;
   }
 }
 
 /**
- * Removes a lock file whose holder is dead, unless another process did first and locked the
- * directory since. The file is moved aside (one rename wins), and put back if what was moved is
- * not the dead holder's lock after all. False when another process holds the directory now.
+ * Removes the lock file of a dead holder (or an abandoned empty one); true when the caller should
+ * try to create it again. Only the process that creates this holder's takeover marker (`wx`) may
+ * remove the lock, and only while it still holds that holder's pid: the lock cannot change
+ * under the check, since nothing else removes it, and a lock another process has created since is
+ * never removed. (Moving the lock aside and putting it back when it turned out live let a third
+ * process create one in between: two processes then had the directory.)
  */
-function takeOverStale(lockFile: string, deadHolder: number): boolean {
-  const aside = `${lockFile}.${process.pid}.stale`;
+export function removeStale(lockFile: string, deadHolder: number): boolean {
+  const marker = `${lockFile}.takeover-${deadHolder}`;
   try {
-    renameSync(lockFile, aside);
+    writeFileSync(marker, String(process.pid), { flag: 'wx' });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true; // gone: try to create it again
-    throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const taker = readHolder(marker);
+    if (typeof taker === 'number' && taker > 0 && !processAlive(taker)) {
+      throw new Error(`process ${taker} died while taking over ${lockFile} from process ${deadHolder}: remove ${lockFile} and ${marker} once no process uses the database`);
+    }
+    return false; // another process is taking it over now
   }
-  const moved = readHolder(aside);
-  if (moved === deadHolder || moved === 0) {
-    rmSync(aside, { force: true });
-    return true;
-  }
-  // Another process took the stale lock over between our read and the rename: give it back.
   try {
-    linkSync(aside, lockFile);
+    if (readHolder(lockFile) === deadHolder) rmSync(lockFile);
+    return true;
   } finally {
-    rmSync(aside, { force: true });
+    rmSync(marker, { force: true });
   }
-  return false;
 }
 
 /**
