@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp, type TestPlatform } from '../../test/support/app.js';
+import { type TestApp, type TestPlatform } from '../../test/support/app.js';
 import { rowsRead } from '../../test/support/db.js';
-import { expectStatus, testDocumentsDir, uploadDocument, verifiedIndividual } from '../../test/support/verification.js';
+import { expectStatus, startAppWithDocuments, uploadDocument, verifiedIndividual } from '../../test/support/verification.js';
 import { listAccounts as listInternalAccounts } from '../modules/accounts/repository.js';
 import { listDocuments } from '../modules/compliance/document-repository.js';
 import { listVerifications } from '../modules/compliance/repository.js';
@@ -25,17 +25,12 @@ const MIGRATION = new URL('./migrations/0039_more_list_counts.sql', import.meta.
 let t: TestApp;
 let p: TestPlatform;
 let other: TestPlatform;
-const documents = testDocumentsDir();
-
 beforeAll(async () => {
-  t = await startTestApp({ documentsDir: documents.dir });
+  t = await startAppWithDocuments();
   p = await t.createPlatform({ regulated: false });
   other = await t.createPlatform({ regulated: false });
 });
-afterAll(async () => {
-  await t.close();
-  documents.remove();
-});
+afterAll(() => t.close());
 
 async function counted(ex: Executor, platformId: string, { table, shows }: (typeof LISTS)[number]): Promise<number> {
   const { rows } = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)} where platform_id = ${platformId} and ${sql.raw(shows)}`.execute(ex);

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import type { ApiResponse, TestPlatform } from './app.js';
+import { startTestApp, type ApiResponse, type TestApp, type TestPlatform } from './app.js';
 
 export interface FilePart {
   /** Form field name (default `file`). */
@@ -90,8 +90,9 @@ export function beneficialOwnerBody(customerId: string, lastName: string, owners
   };
 }
 
-/** A documents directory of the test file's own, removed by `remove()` (the default temp one is shared). */
-export function testDocumentsDir(): { dir: string; remove(): void } {
+/** An app that keeps documents in a folder of its own (the default temp one is shared), removed when it closes. */
+export async function startAppWithDocuments(): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'corridor-documents-test-'));
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  const t = await startTestApp({ documentsDir: dir });
+  return { ...t, close: () => t.close().finally(() => rmSync(dir, { recursive: true, force: true })) };
 }

@@ -2,23 +2,18 @@
 // deleted, between a request's check and its write. Each race is placed exactly (afterQuery) rather
 // than hoped for, so each test fails every time the ordering it guards is lost.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type ApiResponse, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { type ApiResponse, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { expectError } from '../../../test/support/errors.js';
 import { afterQuery, answerWithin } from '../../../test/support/races.js';
-import { completeIndividual, expectStatus, pdfFile, sendForm, testDocumentsDir, uploadDocument } from '../../../test/support/verification.js';
+import { completeIndividual, expectStatus, pdfFile, sendForm, startAppWithDocuments, uploadDocument } from '../../../test/support/verification.js';
 
 let t: TestApp;
 let p: TestPlatform;
-const documents = testDocumentsDir();
-
 beforeAll(async () => {
-  t = await startTestApp({ documentsDir: documents.dir });
+  t = await startAppWithDocuments();
   p = await t.createPlatform({ regulated: false });
 });
-afterAll(async () => {
-  await t.close();
-  documents.remove();
-});
+afterAll(() => t.close());
 
 /** How long a request placed in a race gets to answer before the raced one goes on: a request that waits for a lock does not answer in it. */
 const WAIT_MS = 1_000;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { expectError, fund, usdAccount } from '../../../test/support/quotes.js';
-import { completeIndividual, expectStatus, uploadDocument, verifiedIndividual, testDocumentsDir } from '../../../test/support/verification.js';
+import { completeIndividual, expectStatus, uploadDocument, verifiedIndividual, startAppWithDocuments } from '../../../test/support/verification.js';
 
 let t: TestApp;
 let unregulated: TestPlatform;
@@ -28,17 +28,12 @@ const quoteBody = (from: string, to: string) => ({
 });
 const transferBody = (from: string, to: string) => ({ source: { accountId: from }, destination: { accountId: to }, amount: 5_000 });
 
-const documents = testDocumentsDir();
-
 beforeAll(async () => {
-  t = await startTestApp({ documentsDir: documents.dir });
+  t = await startAppWithDocuments();
   unregulated = await t.createPlatform({ regulated: false });
   regulated = await t.createPlatform({ regulated: true });
 });
-afterAll(async () => {
-  await t.close();
-  documents.remove();
-});
+afterAll(() => t.close());
 
 describe('the send rule on a platform that is not a regulated institution', () => {
   it('an unverified customer cannot quote, execute or transfer out: 403 USER_NOT_READY', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import { type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { expectError } from '../../../test/support/quotes.js';
-import { ADDRESS, beneficialOwnerBody, completeIndividual, expectStatus, pdfFile, sendForm, uploadDocument, testDocumentsDir } from '../../../test/support/verification.js';
+import { ADDRESS, beneficialOwnerBody, completeIndividual, expectStatus, pdfFile, sendForm, uploadDocument, startAppWithDocuments } from '../../../test/support/verification.js';
 
 let t: TestApp;
 let p: TestPlatform;
@@ -29,16 +29,11 @@ async function completeBusiness(platform: TestPlatform, registrationNumber: stri
   return { customer, owner, ownerDocument };
 }
 
-const documents = testDocumentsDir();
-
 beforeAll(async () => {
-  t = await startTestApp({ documentsDir: documents.dir });
+  t = await startAppWithDocuments();
   p = await t.createPlatform({ regulated: false });
 });
-afterAll(async () => {
-  await t.close();
-  documents.remove();
-});
+afterAll(() => t.close());
 
 describe('POST /verifications: individuals', () => {
   it('lists what is missing (RESOLVE_ERRORS) and leaves the customer UNVERIFIED', async () => {
