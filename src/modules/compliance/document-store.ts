@@ -30,12 +30,23 @@ export function createDocumentStore(root: string) {
     return join(incoming, randomUUID());
   }
 
-  /** Moves a received file into the store; returns its key (path relative to the root). */
+  /**
+   * Moves a received file into the store; returns its key (path relative to the root). The removal
+   * of the document's last file (a deletion racing a replacement) may take its directory away
+   * between the mkdir and the rename: the directory is made again, a bounded number of times.
+   */
   async function keep(stagedPath: string, platformId: string, documentId: string, type: DocumentContentType): Promise<string> {
     const key = join(uuidOf(platformId), uuidOf(documentId), `${randomUUID()}.${EXTENSIONS[type]}`);
-    await mkdir(dirname(join(root, key)), { recursive: true });
-    await rename(stagedPath, join(root, key));
-    return key;
+    const path = join(root, key);
+    for (let attempt = 1; ; attempt++) {
+      await mkdir(dirname(path), { recursive: true });
+      try {
+        await rename(stagedPath, path);
+        return key;
+      } catch (error) {
+        if (attempt === 3 || (error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+    }
   }
 
   /** Removes a stored file, and its document's directory once empty. */

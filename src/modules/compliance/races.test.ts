@@ -1,6 +1,8 @@
 // Verifications and documents against what changes under them: a customer deleted, or a document
 // deleted, between a request's check and its write. Each race is placed exactly (afterQuery) rather
 // than hoped for, so each test fails every time the ordering it guards is lost.
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiResponse, type TestApp, type TestPlatform } from '../../../test/support/app.js';
 import { expectError } from '../../../test/support/errors.js';
@@ -87,5 +89,26 @@ describe('documents of a customer deleted after the holder check', () => {
     } finally {
       race.restore();
     }
+  });
+});
+
+describe('a replacement racing the deletion of its document', () => {
+  it('PUT /documents/{id}: 404, and neither the old file nor the new one is left', async () => {
+    const customer = await completeIndividual(p, 'Race Replace');
+    const doc = await uploadDocument(p, customer.id);
+    const folder = join(t.corridor.config.documentsDir, p.platform.id.split(':')[1], doc.id.split(':')[1]);
+    expect(readdirSync(folder)).toHaveLength(1);
+    // Deleted (its file and folder too) after the replacement read it, before its file is stored.
+    const race = afterQuery(t, reads('documents', doc.id), async () => {
+      expect((await p.api.delete(`/documents/${doc.id}`)).status).toBe(204);
+    });
+    try {
+      const res = await sendForm(p, 'PUT', `/documents/${doc.id}`, { documentType: 'PASSPORT', country: 'US' }, [pdfFile()]);
+      expect(race.fired()).toBe(true);
+      expectError(res, 404, 'NOT_FOUND');
+    } finally {
+      race.restore();
+    }
+    expect(existsSync(folder)).toBe(false);
   });
 });
