@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestApp, type TestPlatform } from '../../test/support/app.js';
+import type { TestApp, TestPlatform } from '../../test/support/app.js';
 import { rowsRead } from '../../test/support/db.js';
 import { expectStatus, startAppWithDocuments, uploadDocument, verifiedIndividual } from '../../test/support/verification.js';
 import { listAccounts as listInternalAccounts } from '../modules/accounts/repository.js';
@@ -25,6 +25,7 @@ const MIGRATION = new URL('./migrations/0039_more_list_counts.sql', import.meta.
 let t: TestApp;
 let p: TestPlatform;
 let other: TestPlatform;
+
 beforeAll(async () => {
   t = await startAppWithDocuments();
   p = await t.createPlatform({ regulated: false });

@@ -4,13 +4,14 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiResponse, type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import type { ApiResponse, TestApp, TestPlatform } from '../../../test/support/app.js';
 import { expectError } from '../../../test/support/errors.js';
 import { afterQuery, answerWithin } from '../../../test/support/races.js';
 import { completeIndividual, expectStatus, pdfFile, sendForm, startAppWithDocuments, uploadDocument } from '../../../test/support/verification.js';
 
 let t: TestApp;
 let p: TestPlatform;
+
 beforeAll(async () => {
   t = await startAppWithDocuments();
   p = await t.createPlatform({ regulated: false });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import type { TestApp, TestPlatform } from '../../../test/support/app.js';
 import { expectError, fund, usdAccount } from '../../../test/support/quotes.js';
 import { completeIndividual, expectStatus, uploadDocument, verifiedIndividual, startAppWithDocuments } from '../../../test/support/verification.js';
 

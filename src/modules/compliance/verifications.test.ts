@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestApp, type TestPlatform } from '../../../test/support/app.js';
+import type { TestApp, TestPlatform } from '../../../test/support/app.js';
 import { expectError } from '../../../test/support/quotes.js';
 import { ADDRESS, beneficialOwnerBody, completeIndividual, expectStatus, pdfFile, sendForm, uploadDocument, startAppWithDocuments } from '../../../test/support/verification.js';
 
