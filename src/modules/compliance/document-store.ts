@@ -19,9 +19,9 @@ function uuidOf(id: string): string {
  *
  * A file is moved into place before the database row that names it commits, and removed after
  * the row that named it is gone, so a crash leaves at worst an unreferenced file, never a row
- * without its file.
+ * without its file. `files` lets a test place another request's step just before a rename.
  */
-export function createDocumentStore(root: string) {
+export function createDocumentStore(root: string, files: { rename: typeof rename } = { rename }) {
   const incoming = join(root, INCOMING);
 
   /** A fresh path to receive an upload into (same file system as the store, so moving it is a rename). */
@@ -41,7 +41,7 @@ export function createDocumentStore(root: string) {
     for (let attempt = 1; ; attempt++) {
       await mkdir(dirname(path), { recursive: true });
       try {
-        await rename(stagedPath, path);
+        await files.rename(stagedPath, path);
         return key;
       } catch (error) {
         if (attempt === 3 || (error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
