@@ -29,6 +29,8 @@ export interface ApiClient {
     body?: unknown;
     query?: Record<string, string | number | boolean | string[] | undefined>;
     headers?: Record<string, string>;
+    /** The caller's address (default 127.0.0.1), for what is counted per address. */
+    remoteAddress?: string;
   }): Promise<ApiResponse<T>>;
   get<T = any>(path: string, query?: Record<string, string | number | boolean | string[] | undefined>): Promise<ApiResponse<T>>;
   post<T = any>(path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse<T>>;
@@ -59,9 +61,10 @@ export function apiClient(corridor: Corridor, auth?: Credentials | { bearer: str
   const authorization = !auth ? undefined : 'bearer' in auth ? `Bearer ${auth.bearer}` : basicAuth(auth);
   const client: ApiClient = {
     credentials: auth && !('bearer' in auth) ? auth : undefined,
-    async request({ method, path, body, query, headers }) {
+    async request({ method, path, body, query, headers, remoteAddress }) {
       const response = await corridor.app.inject({
         method,
+        remoteAddress,
         url: isOutsideApi(path) ? path : `${API_PREFIX}${path}`,
         query: toQuery(query),
         headers: { ...(authorization && { authorization }), ...headers },
