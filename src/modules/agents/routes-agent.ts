@@ -1,11 +1,10 @@
-import { Type, type TSchema } from 'typebox';
+import { Type } from 'typebox';
 import { errors, IdParam, NoContent } from '../../http/common-schemas.js';
 import { PageOf } from '../../http/pagination.js';
 import type { Api } from '../../http/types.js';
-import { refusingBlanks } from '../../http/validation.js';
 import type { Services } from '../../services.js';
 import { InternalAccountView } from '../accounts/schemas.js';
-import { CustomerExternalAccountCreate, ExternalAccount, ExternalAccountCreateInfo, SCHEMA_IDS, type ExternalAccountView } from '../external-accounts/schemas.js';
+import { addExternalAccountSchemas, CustomerExternalAccountCreate, ExternalAccountRef } from '../external-accounts/schemas.js';
 import { ExecuteHeaders, Quote, QuoteRequest } from '../quotes/schemas.js';
 import { Transaction } from '../transactions/schemas.js';
 import { TransferInRequest, TransferOutRequest } from '../transfers/schemas.js';
@@ -22,7 +21,6 @@ declare module 'fastify' {
 const TAGS = ['Agent Operations'];
 const AGENT = { auth: 'agent' as const };
 const security = [{ AgentAuth: [] }];
-const AccountRef = Type.Unsafe<ExternalAccountView>(Type.Ref(SCHEMA_IDS.account) as unknown as TSchema);
 // Views are built field by field; serializing through the external-account union is slow (see its routes).
 const serializerCompiler = () => (data: unknown) => JSON.stringify(data);
 
@@ -40,8 +38,7 @@ const AgentExternalAccountCreate = Type.Object(
  */
 export function agentRoutes(app: Api, services: Services): void {
   app.register(async (scope) => {
-    scope.addSchema(refusingBlanks({ ...ExternalAccountCreateInfo, $id: SCHEMA_IDS.createInfo }));
-    scope.addSchema({ ...ExternalAccount, $id: SCHEMA_IDS.account });
+    addExternalAccountSchemas(scope);
     scope.addHook('preHandler', async (request) => {
       const needed = request.routeOptions.config.agentPermission;
       if (needed && request.principal?.kind === 'agent') await services.agents.requirePermission(request.platform.id, request.principal.agentId, needed);
@@ -181,13 +178,13 @@ function externalAccountRoutes(app: Api, { agents }: Services): void {
   const AccountId = IdParam('externalAccountId', 'External account identifier (`ExternalAccount:…`).');
   app.get(
     '/agents/me/external-accounts',
-    { schema: { summary: 'List the customer\'s external accounts', description: 'Needs MANAGE_EXTERNAL_ACCOUNTS.', tags: TAGS, security, querystring: AgentExternalAccountQuery, response: { 200: PageOf(AccountRef, 'external accounts'), ...errors(403) } }, config, serializerCompiler },
+    { schema: { summary: 'List the customer\'s external accounts', description: 'Needs MANAGE_EXTERNAL_ACCOUNTS.', tags: TAGS, security, querystring: AgentExternalAccountQuery, response: { 200: PageOf(ExternalAccountRef, 'external accounts'), ...errors(403) } }, config, serializerCompiler },
     async (request) => me.listExternalAccounts(request.ctx, caller(request), request.query),
   );
   app.post(
     '/agents/me/external-accounts',
     {
-      schema: { summary: 'Add an external account for the customer', description: 'Needs MANAGE_EXTERNAL_ACCOUNTS. Supports `Idempotency-Key`.', tags: TAGS, security, body: AgentExternalAccountCreate, response: { 201: AccountRef, ...errors(403, 409) } },
+      schema: { summary: 'Add an external account for the customer', description: 'Needs MANAGE_EXTERNAL_ACCOUNTS. Supports `Idempotency-Key`.', tags: TAGS, security, body: AgentExternalAccountCreate, response: { 201: ExternalAccountRef, ...errors(403, 409) } },
       config,
       serializerCompiler,
     },
@@ -195,7 +192,7 @@ function externalAccountRoutes(app: Api, { agents }: Services): void {
   );
   app.get(
     '/agents/me/external-accounts/:externalAccountId',
-    { schema: { summary: 'Get one of the customer\'s external accounts', description: 'Needs MANAGE_EXTERNAL_ACCOUNTS; another customer\'s account is 404.', tags: TAGS, security, params: AccountId, response: { 200: AccountRef, ...errors(403, 404) } }, config, serializerCompiler },
+    { schema: { summary: 'Get one of the customer\'s external accounts', description: 'Needs MANAGE_EXTERNAL_ACCOUNTS; another customer\'s account is 404.', tags: TAGS, security, params: AccountId, response: { 200: ExternalAccountRef, ...errors(403, 404) } }, config, serializerCompiler },
     async (request) => me.getExternalAccount(request.ctx, caller(request), request.params.externalAccountId),
   );
   app.delete(

@@ -1,26 +1,19 @@
-import { Type, type TSchema } from 'typebox';
 import { errors, IdParam, NoContent } from '../../http/common-schemas.js';
 import { PageOf } from '../../http/pagination.js';
 import type { Api } from '../../http/types.js';
-import { refusingBlanks } from '../../http/validation.js';
 import type { Services } from '../../services.js';
 import type { Owner } from './repository.js';
 import {
+  addExternalAccountSchemas,
   CustomerExternalAccountCreate,
   CustomerExternalAccountListQuery,
-  ExternalAccount,
-  ExternalAccountCreateInfo,
+  ExternalAccountRef,
   PlatformExternalAccountCreate,
   PlatformExternalAccountListQuery,
-  SCHEMA_IDS,
-  type ExternalAccountView,
 } from './schemas.js';
 
 const AccountId = IdParam('externalAccountId', 'External account identifier (`ExternalAccount:…`).');
 const TAGS = ['External Accounts'];
-// Shared components: the account unions are large, and inlining them in every route would
-// repeat them eight times in /openapi.json.
-const AccountRef = Type.Unsafe<ExternalAccountView>(Type.Ref(SCHEMA_IDS.account) as unknown as TSchema);
 // Views are built field by field in present(); serializing them through the schema's 42-way
 // oneOf would try every branch per account (milliseconds each).
 const serializerCompiler = () => (data: unknown) => JSON.stringify(data);
@@ -29,7 +22,7 @@ function byIdRoutes(app: Api, { externalAccounts }: Services, owner: Owner, base
   const whose = owner === 'customer' ? 'a customer external account' : 'a platform external account';
   app.get(
     `${base}/:externalAccountId`,
-    { schema: { summary: `Get ${whose}`, tags: TAGS, params: AccountId, response: { 200: AccountRef, ...errors(404) } }, serializerCompiler },
+    { schema: { summary: `Get ${whose}`, tags: TAGS, params: AccountId, response: { 200: ExternalAccountRef, ...errors(404) } }, serializerCompiler },
     async (request) => externalAccounts.get(request.ctx, owner, request.params.externalAccountId),
   );
   app.delete(
@@ -53,8 +46,7 @@ function byIdRoutes(app: Api, { externalAccounts }: Services, owner: Owner, base
 export function externalAccountRoutes(app: Api, services: Services): void {
   // A scope of its own keeps the shared components local to these routes.
   app.register(async (scope) => {
-    scope.addSchema(refusingBlanks({ ...ExternalAccountCreateInfo, $id: SCHEMA_IDS.createInfo }));
-    scope.addSchema({ ...ExternalAccount, $id: SCHEMA_IDS.account });
+    addExternalAccountSchemas(scope);
     accountRoutes(scope as unknown as Api, services);
   });
 }
@@ -71,7 +63,7 @@ function accountRoutes(app: Api, services: Services): void {
           'Sandbox platforms verify the beneficiary name by the identifier suffix (see the docs).',
         tags: TAGS,
         body: CustomerExternalAccountCreate,
-        response: { 201: AccountRef, ...errors(404, 409) },
+        response: { 201: ExternalAccountRef, ...errors(404, 409) },
       },
       serializerCompiler,
     },
@@ -84,7 +76,7 @@ function accountRoutes(app: Api, services: Services): void {
         summary: 'List customer external accounts',
         tags: TAGS,
         querystring: CustomerExternalAccountListQuery,
-        response: { 200: PageOf(AccountRef, 'external accounts'), ...errors() },
+        response: { 200: PageOf(ExternalAccountRef, 'external accounts'), ...errors() },
       },
       serializerCompiler,
     },
@@ -100,7 +92,7 @@ function accountRoutes(app: Api, services: Services): void {
         description: "Registers an account of the platform itself (for example its own bank account for settlement).",
         tags: TAGS,
         body: PlatformExternalAccountCreate,
-        response: { 201: AccountRef, ...errors(409) },
+        response: { 201: ExternalAccountRef, ...errors(409) },
       },
       serializerCompiler,
     },
@@ -113,7 +105,7 @@ function accountRoutes(app: Api, services: Services): void {
         summary: 'List platform external accounts',
         tags: TAGS,
         querystring: PlatformExternalAccountListQuery,
-        response: { 200: PageOf(AccountRef, 'external accounts'), ...errors() },
+        response: { 200: PageOf(ExternalAccountRef, 'external accounts'), ...errors() },
       },
       serializerCompiler,
     },

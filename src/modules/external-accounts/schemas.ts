@@ -1,6 +1,7 @@
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { CurrencyCode, DateTime, Discriminated, StringEnum } from '../../http/common-schemas.js';
 import { PageQuery } from '../../http/pagination.js';
+import { refusingBlanks } from '../../http/validation.js';
 import { ACCOUNT_TYPES, createVariant, responseVariant, type AccountInfo } from './account-types/index.js';
 
 export const ACCOUNT_STATUSES = ['PENDING', 'ACTIVE', 'UNDER_REVIEW', 'INACTIVE'] as const;
@@ -106,3 +107,17 @@ export const CustomerExternalAccountListQuery = Type.Object({
 export type ExternalAccountListQuery = { currency?: string; customerId?: string; limit?: number; cursor?: string };
 
 export const PlatformExternalAccountListQuery = Type.Object({ currency: currencyFilter, ...PageQuery });
+
+// Shared components: the account unions are large, and inlining them in every route would
+// repeat them in /openapi.json. Routes refer to them in a scope that added them.
+/** The account view by reference to its shared schema. */
+export const ExternalAccountRef = Type.Unsafe<ExternalAccountView>(Type.Ref(SCHEMA_IDS.account) as unknown as TSchema);
+
+/**
+ * Adds the shared schemas to a route scope. The request one carries the blank rule
+ * (refusingBlanks) here, so that /openapi.json, which shows shared schemas as added, shows it.
+ */
+export function addExternalAccountSchemas(scope: { addSchema(schema: unknown): unknown }): void {
+  scope.addSchema(refusingBlanks({ ...ExternalAccountCreateInfo, $id: SCHEMA_IDS.createInfo }));
+  scope.addSchema({ ...ExternalAccount, $id: SCHEMA_IDS.account });
+}
